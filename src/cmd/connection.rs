@@ -1,0 +1,606 @@
+//! Connection commands: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT, and the CLIENT container.
+
+use super::parse::{int, is, text};
+use super::{
+    err, Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_AUTH,
+    STALE,
+};
+use crate::config::REDIS_VERSION;
+use crate::resp::reply::{DB_INDEX, SYNTAX};
+use crate::server::client::ReplyMode;
+
+const GROUP: &str = "connection";
+
+/// PING [message]
+///
+/// # Format
+/// `PING [message]` — `+PONG`, or the message as a bulk string.
+fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {
+    match args.len() {
+        1 => ctx.out.simple("PONG"),
+        2 => ctx.out.bulk(&args[1]),
+        _ => return Err(err("wrong number of arguments for 'ping' command")),
+    }
+    Ok(())
+}
+
+/// ECHO message
+///
+/// # Format
+/// `ECHO message` — the message.
+fn echo(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.out.bulk(&args[1]);
+    Ok(())
+}
+
+/// QUIT
+///
+/// # Format
+/// `QUIT` — `+OK`, then the server closes the connection.
+fn quit(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out.ok();
+    ctx.client().close_after_reply = true;
+    Ok(())
+}
+
+/// RESET
+///
+/// # Format
+/// `RESET` — `+RESET`; the connection is back to its initial state (db 0, RESP2, no name, replies
+/// on, and unauthenticated if a password is set).
+fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let needs_auth = !ctx.srv.config.requirepass.is_empty();
+    let c = ctx.client();
+    c.db = 0;
+    c.name.clear();
+    c.reply_mode = ReplyMode::On;
+    c.no_evict = false;
+    c.no_touch = false;
+    c.authenticated = !needs_auth;
+    ctx.db = 0;
+    ctx.out.resp3 = false;
+    ctx.out.simple("RESET");
+    Ok(())
+}
+
+/// Checks a password for the default user (the only user; ACLs are not built).
+fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
+    let required = &ctx.srv.config.requirepass;
+    let ok = user == b"default" && (required.is_empty() || required.as_bytes() == pass);
+    if !ok {
+        return Err("WRONGPASS invalid username-password pair or user is disabled.".into());
+    }
+    ctx.client().authenticated = true;
+    Ok(())
+}
+
+/// AUTH [username] password
+///
+/// # Format
+/// `AUTH password`, `AUTH username password` — `+OK` or `-WRONGPASS ...`.
+fn auth(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(SYNTAX.into());
+    }
+    if args.len() == 2 {
+        if ctx.srv.config.requirepass.is_empty() {
+            return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
+        }
+        authenticate(ctx, b"default", &args[1])?;
+    } else {
+        authenticate(ctx, &args[1], &args[2])?;
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Client names and library names: printable ASCII without spaces, as Redis requires.
+fn valid_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+/// HELLO [protover [AUTH username password] [SETNAME clientname]]
+///
+/// # Format
+/// `HELLO [protover [AUTH username password] [SETNAME clientname]]` — switches protocol and replies
+/// the server's properties as a map.
+fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut ver = 0;
+    let mut j = 1;
+    if args.len() >= 2 {
+        ver = int(&args[1]).map_err(|_| {
+            CmdError::from("ERR Protocol version is not an integer or out of range")
+        })?;
+        j = 2;
+        if !(2..=3).contains(&ver) {
+            return Err("NOPROTO unsupported protocol version".into());
+        }
+    }
+    let (mut creds, mut name) = (None, None);
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if is(&args[j], "auth") && more >= 2 {
+            creds = Some((&args[j + 1], &args[j + 2]));
+            j += 3;
+        } else if is(&args[j], "setname") && more >= 1 {
+            name = Some(&args[j + 1]);
+            j += 2;
+        } else {
+            return Err(err(format!(
+                "Syntax error in HELLO option '{}'",
+                text(&args[j])
+            )));
+        }
+    }
+    if let Some((user, pass)) = creds {
+        authenticate(ctx, user, pass)?;
+    }
+    if !ctx.client().authenticated {
+        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
+    }
+    if let Some(n) = name {
+        set_name(ctx, n)?;
+    }
+    if ver != 0 {
+        ctx.out.resp3 = ver == 3;
+    }
+    let id = ctx.client().id as i64;
+    let out = &mut *ctx.out;
+    out.map(7);
+    out.bulk_str("server");
+    out.bulk_str("redis");
+    out.bulk_str("version");
+    out.bulk_str(REDIS_VERSION);
+    out.bulk_str("proto");
+    out.int(if out.resp3 { 3 } else { 2 });
+    out.bulk_str("id");
+    out.int(id);
+    out.bulk_str("mode");
+    out.bulk_str("standalone");
+    out.bulk_str("role");
+    out.bulk_str("master");
+    out.bulk_str("modules");
+    out.array(0);
+    Ok(())
+}
+
+/// SELECT index
+///
+/// # Format
+/// `SELECT index` — `+OK`; later commands use that database.
+fn select(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let n = int(&args[1])?;
+    if n < 0 || n >= ctx.srv.dbs.len() as i64 {
+        return Err(DB_INDEX.into());
+    }
+    ctx.db = n as usize;
+    ctx.client().db = n as usize;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn set_name(ctx: &mut Ctx, name: &[u8]) -> CmdResult {
+    if !valid_name(name) {
+        return Err(
+            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
+        );
+    }
+    ctx.client().name = name.to_vec();
+    Ok(())
+}
+
+/// CLIENT ID
+///
+/// # Format
+/// `CLIENT ID` — this connection's id.
+fn client_id(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let id = ctx.client().id as i64;
+    ctx.out.int(id);
+    Ok(())
+}
+
+/// CLIENT SETNAME connection-name
+///
+/// # Format
+/// `CLIENT SETNAME connection-name` — `+OK` (an empty name clears it).
+fn client_setname(ctx: &mut Ctx, args: Args) -> CmdResult {
+    set_name(ctx, &args[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT GETNAME
+///
+/// # Format
+/// `CLIENT GETNAME` — the name, or nil.
+fn client_getname(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let name = ctx.clients[ctx.id].name.clone();
+    if name.is_empty() {
+        ctx.out.null();
+    } else {
+        ctx.out.bulk(&name);
+    }
+    Ok(())
+}
+
+fn info_line(ctx: &Ctx, key: usize) -> String {
+    // The caller's reply buffer is lent to the command while it runs, so its protocol is in `out`.
+    let c = &ctx.clients[key];
+    let resp = if key == ctx.id {
+        ctx.out.resp3
+    } else {
+        c.out.resp3
+    };
+    c.info_line(if resp { 3 } else { 2 })
+}
+
+/// CLIENT INFO
+///
+/// # Format
+/// `CLIENT INFO` — this connection's CLIENT LIST line.
+fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let line = info_line(ctx, ctx.id) + "\n";
+    ctx.out.verbatim(line.as_bytes());
+    Ok(())
+}
+
+/// CLIENT LIST [TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]
+///
+/// # Format
+/// `CLIENT LIST [TYPE type] [ID id [id ...]]` — one line per connection.
+fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut type_filter: Option<String> = None;
+    let mut j = 2;
+    while j < args.len() {
+        if is(&args[j], "type") && j + 1 < args.len() {
+            let t = text(&args[j + 1]).to_ascii_lowercase();
+            if !matches!(
+                t.as_str(),
+                "normal" | "master" | "replica" | "slave" | "pubsub"
+            ) {
+                return Err(err(format!("Unknown client type '{}'", text(&args[j + 1]))));
+            }
+            type_filter = Some(t);
+            j += 2;
+        } else if is(&args[j], "id") && j + 1 < args.len() {
+            let mut list = Vec::new();
+            j += 1;
+            while j < args.len() {
+                match crate::util::parse_i64(&args[j]) {
+                    Some(n) if n > 0 => list.push(n as u64),
+                    _ => return Err("ERR Invalid client ID".into()),
+                }
+                j += 1;
+            }
+            ids = Some(list);
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    let mut text_out = String::new();
+    for (key, c) in ctx.clients.iter() {
+        if ids.as_ref().is_some_and(|l| !l.contains(&c.id)) {
+            continue;
+        }
+        // Every connection is a normal client until pub/sub and replication exist.
+        if type_filter.as_deref().is_some_and(|t| t != "normal") {
+            continue;
+        }
+        text_out.push_str(&info_line(ctx, key));
+        text_out.push('\n');
+    }
+    ctx.out.verbatim(text_out.as_bytes());
+    Ok(())
+}
+
+/// CLIENT KILL ip:port | CLIENT KILL [ID id] [TYPE type] [USER username] [ADDR ip:port] [LADDR
+/// ip:port] [SKIPME yes|no] ...
+///
+/// # Format
+/// `CLIENT KILL addr` (old form, `+OK`) or `CLIENT KILL <filter value> ...` (the number killed).
+fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let old_form = args.len() == 3;
+    let (mut id, mut addr, mut laddr, mut user, mut ty) = (None, None, None, None, None);
+    let mut skipme = !old_form;
+    if old_form {
+        addr = Some(text(&args[2]).into_owned());
+    } else {
+        if args.len() % 2 != 0 {
+            return Err(SYNTAX.into());
+        }
+        for pair in (2..args.len()).step_by(2) {
+            let (k, v) = (&args[pair], &args[pair + 1]);
+            if is(k, "id") {
+                match crate::util::parse_i64(v) {
+                    Some(n) if n > 0 => id = Some(n as u64),
+                    _ => return Err("ERR client-id should be greater than 0".into()),
+                }
+            } else if is(k, "addr") {
+                addr = Some(text(v).into_owned());
+            } else if is(k, "laddr") {
+                laddr = Some(text(v).into_owned());
+            } else if is(k, "user") {
+                user = Some(v.to_vec());
+            } else if is(k, "type") {
+                let t = text(v).to_ascii_lowercase();
+                if !matches!(
+                    t.as_str(),
+                    "normal" | "master" | "replica" | "slave" | "pubsub"
+                ) {
+                    return Err(err(format!("Unknown client type '{}'", text(v))));
+                }
+                ty = Some(t);
+            } else if is(k, "skipme") {
+                skipme = if is(v, "yes") {
+                    true
+                } else if is(v, "no") {
+                    false
+                } else {
+                    return Err(SYNTAX.into());
+                };
+            } else {
+                return Err(SYNTAX.into());
+            }
+        }
+    }
+    let victims: Vec<usize> = ctx
+        .clients
+        .iter()
+        .filter(|(key, c)| {
+            id.is_none_or(|i| c.id == i)
+                && addr.as_ref().is_none_or(|a| &c.addr == a)
+                && laddr.as_ref().is_none_or(|a| &c.laddr == a)
+                && user.as_ref().is_none_or(|u| u == b"default")
+                && ty.as_ref().is_none_or(|t| t == "normal")
+                && !(skipme && *key == ctx.id)
+        })
+        .map(|(key, _)| key)
+        .collect();
+    if old_form && victims.is_empty() {
+        return Err("ERR No such client".into());
+    }
+    for &v in &victims {
+        if v == ctx.id {
+            ctx.client().close_after_reply = true;
+        } else {
+            ctx.srv.kill_list.push(v);
+        }
+    }
+    if old_form {
+        ctx.out.ok();
+    } else {
+        ctx.out.int(victims.len() as i64);
+    }
+    Ok(())
+}
+
+/// CLIENT SETINFO LIB-NAME libname | LIB-VER libver
+///
+/// # Format
+/// `CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>` — `+OK`.
+fn client_setinfo(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (attr, val) = (&args[2], &args[3]);
+    let is_name = is(attr, "lib-name");
+    if !is_name && !is(attr, "lib-ver") {
+        return Err(err(format!("Unrecognized option '{}'", text(attr))));
+    }
+    if !valid_name(val) {
+        return Err(err(format!(
+            "{} cannot contain spaces, newlines or special characters.",
+            text(attr).to_ascii_lowercase()
+        )));
+    }
+    let c = ctx.client();
+    if is_name {
+        c.lib_name = val.to_vec();
+    } else {
+        c.lib_ver = val.to_vec();
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn on_off(arg: &[u8]) -> Result<bool, CmdError> {
+    if is(arg, "on") {
+        Ok(true)
+    } else if is(arg, "off") {
+        Ok(false)
+    } else {
+        Err(SYNTAX.into())
+    }
+}
+
+/// CLIENT NO-EVICT ON|OFF
+///
+/// # Format
+/// `CLIENT NO-EVICT <ON | OFF>` — `+OK`.
+fn client_no_evict(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.client().no_evict = on_off(&args[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT NO-TOUCH ON|OFF
+///
+/// # Format
+/// `CLIENT NO-TOUCH <ON | OFF>` — `+OK`; while on, this client's reads leave access times alone.
+fn client_no_touch(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.client().no_touch = on_off(&args[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT REPLY ON|OFF|SKIP
+///
+/// # Format
+/// `CLIENT REPLY <ON | OFF | SKIP>` — ON replies `+OK`; OFF and SKIP reply nothing.
+fn client_reply(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let a = &args[2];
+    let mode = if is(a, "on") {
+        ReplyMode::On
+    } else if is(a, "off") {
+        ReplyMode::Off
+    } else if is(a, "skip") {
+        ReplyMode::SkipNext
+    } else {
+        return Err(SYNTAX.into());
+    };
+    ctx.client().reply_mode = mode;
+    if mode == ReplyMode::On {
+        ctx.out.ok();
+    }
+    Ok(())
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+];
+
+/// CLIENT HELP
+///
+/// # Format
+/// `CLIENT HELP` — the subcommands.
+fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out.help("CLIENT", CLIENT_HELP);
+    Ok(())
+}
+
+const CLIENT_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
+
+const CLIENT_SUBCOMMANDS: &[Command] = &[
+    Command::new("client|id", client_id, 2, CLIENT_FLAGS).group(GROUP)
+        .doc("Returns the unique client ID of the connection.", "5.0.0", "O(1)", ""),
+    Command::new("client|setname", client_setname, 3, CLIENT_FLAGS).group(GROUP)
+        .doc("Sets the connection name.", "2.6.9", "O(1)", "connection-name"),
+    Command::new("client|getname", client_getname, 2, CLIENT_FLAGS).group(GROUP)
+        .doc("Returns the name of the connection.", "2.6.9", "O(1)", ""),
+    Command::new("client|info", client_info, 2, CLIENT_FLAGS).group(GROUP)
+        .doc("Returns information about the connection.", "6.2.0", "O(1)", ""),
+    Command::new("client|list", client_list, -2, CLIENT_FLAGS | super::ADMIN).group(GROUP)
+        .doc("Lists open connections.", "2.4.0", "O(N) where N is the number of client connections",
+            "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id:integer [client-id:integer ...]]"),
+    Command::new("client|kill", client_kill, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
+        .doc("Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections",
+            "ip:port | [ID client-id:integer] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"),
+    Command::new("client|setinfo", client_setinfo, 4, CLIENT_FLAGS).group(GROUP)
+        .doc("Sets information specific to the client or connection.", "7.2.0", "O(1)", "LIB-NAME libname | LIB-VER libver"),
+    Command::new("client|no-evict", client_no_evict, 3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
+        .doc("Sets the client eviction mode of the connection.", "7.0.0", "O(1)", "ON | OFF"),
+    Command::new("client|no-touch", client_no_touch, 3, CLIENT_FLAGS).group(GROUP)
+        .doc("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)", "ON | OFF"),
+    Command::new("client|reply", client_reply, 3, CLIENT_FLAGS).group(GROUP)
+        .doc("Instructs the server whether to reply to commands.", "3.2.0", "O(1)", "ON | OFF | SKIP"),
+    Command::new("client|help", client_help, 2, LOADING | STALE).group(GROUP)
+        .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
+];
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("ping", ping, -1, FAST).group(GROUP).doc(
+        "Returns the server's liveliness response.",
+        "1.0.0",
+        "O(1)",
+        "[message]",
+    ),
+    Command::new("echo", echo, 2, FAST).group(GROUP).doc(
+        "Returns the given string.",
+        "1.0.0",
+        "O(1)",
+        "message",
+    ),
+    Command::new(
+        "quit",
+        quit,
+        -1,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+    )
+    .group(GROUP)
+    .doc("Closes the connection.", "1.0.0", "O(1)", ""),
+    Command::new(
+        "reset",
+        reset,
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+    )
+    .group(GROUP)
+    .doc("Resets the connection.", "6.2.0", "O(1)", ""),
+    Command::new(
+        "auth",
+        auth,
+        -2,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+    )
+    .group(GROUP)
+    .doc(
+        "Authenticates the connection.",
+        "1.0.0",
+        "O(N) where N is the number of passwords defined for the user",
+        "[username] password",
+    ),
+    Command::new(
+        "hello",
+        hello,
+        -1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+    )
+    .group(GROUP)
+    .doc(
+        "Handshakes with the Redis server.",
+        "6.0.0",
+        "O(1)",
+        "[protover:integer [AUTH username password] [SETNAME clientname]]",
+    ),
+    Command::new("select", select, 2, LOADING | STALE | FAST)
+        .group(GROUP)
+        .doc(
+            "Changes the selected database.",
+            "1.0.0",
+            "O(1)",
+            "index:integer",
+        ),
+    Command::container("client", -2, CLIENT_SUBCOMMANDS)
+        .group(GROUP)
+        .doc(
+            "A container for client connection commands.",
+            "2.4.0",
+            "Depends on subcommand.",
+            "",
+        ),
+];

@@ -1,0 +1,373 @@
+//! Commands: the declarative command table and the families that implement it.
+//!
+//! Every command is one `Command` row, written beside its handler in its family's file (`string.rs`
+//! has GET, SET, ...; `keys.rs` DEL, EXPIRE, SCAN, ...; `server.rs` INFO, CONFIG, ...). A row holds
+//! everything about the command: name, arity (Redis's ±N), flags, key positions, summary, since,
+//! complexity and syntax. That one row drives dispatch and the gate's arity check (`server::gate`),
+//! `COMMAND`/`COMMAND INFO|DOCS|GETKEYS|LIST|COUNT` (`command.rs`), and later what scripts and MULTI may
+//! run. Container commands (CONFIG, CLIENT, OBJECT, COMMAND) list their subcommands as rows named
+//! `container|sub`.
+//!
+//! A handler is `fn(&mut Ctx, Args) -> CmdResult`: it reads its arguments, works on the store, and
+//! answers through `ctx.out` (the reply builder) or by returning an error, which the gate replies.
+
+pub mod command;
+pub mod connection;
+pub mod keys;
+pub mod parse;
+pub mod server;
+pub mod string;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use slab::Slab;
+
+pub use crate::resp::parser::Args;
+use crate::resp::reply::Reply;
+use crate::server::client::Client;
+use crate::server::State;
+use crate::store::Db;
+
+/// An error reply a handler returns; the text starts with its code (`ERR ...`, `WRONGTYPE ...`).
+#[derive(Debug)]
+pub struct CmdError(pub Cow<'static, str>);
+
+impl From<&'static str> for CmdError {
+    fn from(s: &'static str) -> Self {
+        CmdError(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for CmdError {
+    fn from(s: String) -> Self {
+        CmdError(Cow::Owned(s))
+    }
+}
+
+pub type CmdResult = Result<(), CmdError>;
+
+/// An `ERR`-coded error from formatted text.
+pub fn err(msg: impl std::fmt::Display) -> CmdError {
+    CmdError(Cow::Owned(format!("ERR {msg}")))
+}
+
+/// What a command runs with: the server state, every client (the caller's reply buffer is `out`),
+/// and the caller's selected database.
+pub struct Ctx<'a> {
+    pub srv: &'a mut State,
+    pub clients: &'a mut Slab<Client>,
+    /// The calling client's slab key.
+    pub id: usize,
+    /// The calling client's selected database.
+    pub db: usize,
+    pub out: &'a mut Reply,
+}
+
+impl Ctx<'_> {
+    pub fn db(&mut self) -> &mut Db {
+        &mut self.srv.dbs[self.db]
+    }
+
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.clients[self.id]
+    }
+}
+
+pub type Handler = fn(&mut Ctx, Args) -> CmdResult;
+
+// Command flags, with Redis's meanings (server.h's CMD_* block). Shown by COMMAND INFO by these names.
+/// May modify the keyspace.
+pub const WRITE: u32 = 1 << 0;
+/// Only reads data.
+pub const READONLY: u32 = 1 << 1;
+/// May grow memory: refused when over maxmemory.
+pub const DENYOOM: u32 = 1 << 2;
+/// Administrative; refused to scripts and shown as @admin @dangerous.
+pub const ADMIN: u32 = 1 << 3;
+/// Pub/sub related.
+pub const PUBSUB: u32 = 1 << 4;
+/// Not allowed from scripts.
+pub const NOSCRIPT: u32 = 1 << 5;
+/// May block the client.
+pub const BLOCKING: u32 = 1 << 6;
+/// Allowed while the dataset is loading.
+pub const LOADING: u32 = 1 << 7;
+/// Allowed on a replica with stale data.
+pub const STALE: u32 = 1 << 8;
+/// O(1) or O(log N), never blocks: shown as @fast.
+pub const FAST: u32 = 1 << 9;
+/// Allowed before AUTH.
+pub const NO_AUTH: u32 = 1 << 10;
+/// Not allowed inside MULTI.
+pub const NO_MULTI: u32 = 1 << 11;
+/// Allowed while a script is busy.
+pub const ALLOW_BUSY: u32 = 1 << 12;
+/// Its keys are found by parsing arguments, not by (first, last, step) alone.
+pub const MOVABLEKEYS: u32 = 1 << 13;
+/// Not shown by MONITOR.
+pub const SKIP_MONITOR: u32 = 1 << 14;
+/// Not logged by SLOWLOG.
+pub const SKIP_SLOWLOG: u32 = 1 << 15;
+/// May replicate even if read-only (e.g. PUBLISH).
+pub const MAY_REPLICATE: u32 = 1 << 16;
+/// Not counted in a script's or client's keyspace misses (e.g. EXISTS).
+pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
+
+pub const FLAG_NAMES: &[(u32, &str)] = &[
+    (WRITE, "write"),
+    (READONLY, "readonly"),
+    (DENYOOM, "denyoom"),
+    (ADMIN, "admin"),
+    (PUBSUB, "pubsub"),
+    (NOSCRIPT, "noscript"),
+    (BLOCKING, "blocking"),
+    (LOADING, "loading"),
+    (STALE, "stale"),
+    (SKIP_MONITOR, "skip_monitor"),
+    (SKIP_SLOWLOG, "skip_slowlog"),
+    (FAST, "fast"),
+    (NO_AUTH, "no_auth"),
+    (MAY_REPLICATE, "may_replicate"),
+    (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+    (NO_MULTI, "no_multi"),
+    (MOVABLEKEYS, "movablekeys"),
+    (ALLOW_BUSY, "allow_busy"),
+];
+
+pub struct Command {
+    /// Lowercase full name: `get`, or `config|get` for a subcommand.
+    pub name: &'static str,
+    /// `None` only for a container that needs a subcommand.
+    pub handler: Option<Handler>,
+    /// Redis's arity: N means exactly N arguments (name included), -N at least N.
+    pub arity: i32,
+    pub flags: u32,
+    pub first_key: i32,
+    pub last_key: i32,
+    pub key_step: i32,
+    pub group: &'static str,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: &'static str,
+    /// Arguments after the name in Redis's notation (`key value [NX | XX]`), the source of COMMAND
+    /// DOCS's argument tree and of the docs pages' syntax line.
+    pub syntax: &'static str,
+    pub subcommands: &'static [Command],
+}
+
+impl Command {
+    pub const fn new(name: &'static str, handler: Handler, arity: i32, flags: u32) -> Command {
+        Command {
+            name,
+            handler: Some(handler),
+            arity,
+            flags,
+            first_key: 0,
+            last_key: 0,
+            key_step: 0,
+            group: "",
+            summary: "",
+            since: "",
+            complexity: "",
+            syntax: "",
+            subcommands: &[],
+        }
+    }
+
+    /// A container command (CONFIG, CLIENT, ...) that only dispatches to its subcommands.
+    pub const fn container(
+        name: &'static str,
+        arity: i32,
+        subcommands: &'static [Command],
+    ) -> Command {
+        Command {
+            name,
+            handler: None,
+            arity,
+            flags: 0,
+            first_key: 0,
+            last_key: 0,
+            key_step: 0,
+            group: "",
+            summary: "",
+            since: "",
+            complexity: "",
+            syntax: "",
+            subcommands,
+        }
+    }
+
+    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Command {
+        self.first_key = first;
+        self.last_key = last;
+        self.key_step = step;
+        self
+    }
+
+    pub const fn group(mut self, group: &'static str) -> Command {
+        self.group = group;
+        self
+    }
+
+    pub const fn subs(mut self, subcommands: &'static [Command]) -> Command {
+        self.subcommands = subcommands;
+        self
+    }
+
+    pub const fn doc(
+        mut self,
+        summary: &'static str,
+        since: &'static str,
+        complexity: &'static str,
+        syntax: &'static str,
+    ) -> Command {
+        self.summary = summary;
+        self.since = since;
+        self.complexity = complexity;
+        self.syntax = syntax;
+        self
+    }
+
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// Positions of this command's key arguments in `args`, from (first, last, step).
+    pub fn key_positions(&self, argc: usize) -> Vec<usize> {
+        if self.first_key <= 0 {
+            return Vec::new();
+        }
+        let last = if self.last_key < 0 {
+            argc as i32 + self.last_key
+        } else {
+            self.last_key
+        };
+        (self.first_key..=last)
+            .step_by(self.key_step.max(1) as usize)
+            .filter(|&i| (i as usize) < argc)
+            .map(|i| i as usize)
+            .collect()
+    }
+}
+
+/// Every command family, in the order COMMAND lists them.
+fn families() -> [&'static [Command]; 5] {
+    [
+        string::COMMANDS,
+        keys::COMMANDS,
+        connection::COMMANDS,
+        server::COMMANDS,
+        command::COMMANDS,
+    ]
+}
+
+/// The command table: rows by lowercase full name, each with its own call statistics slot.
+pub struct Table {
+    pub rows: Vec<&'static Command>,
+    by_name: HashMap<&'static [u8], usize>,
+    pub stats: Vec<CallStats>,
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct CallStats {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected: u64,
+    pub failed: u64,
+}
+
+impl Table {
+    pub fn build() -> Table {
+        let mut t = Table {
+            rows: Vec::new(),
+            by_name: HashMap::new(),
+            stats: Vec::new(),
+        };
+        for fam in families() {
+            for c in fam {
+                t.add(c);
+                for s in c.subcommands {
+                    t.add(s);
+                }
+            }
+        }
+        t
+    }
+
+    fn add(&mut self, c: &'static Command) {
+        let prev = self.by_name.insert(c.name.as_bytes(), self.rows.len());
+        assert!(prev.is_none(), "command {} defined twice", c.name);
+        self.rows.push(c);
+        self.stats.push(CallStats::default());
+    }
+
+    /// Looks up a command or `container|sub` by name, case-insensitively.
+    pub fn find(&self, name: &[u8]) -> Option<usize> {
+        let mut buf = [0u8; 64];
+        if name.len() > buf.len() {
+            return None;
+        }
+        let lower = &mut buf[..name.len()];
+        lower.copy_from_slice(name);
+        lower.make_ascii_lowercase();
+        self.by_name.get(&lower[..]).copied()
+    }
+
+    /// Looks up `sub` of the container at `parent`.
+    pub fn find_sub(&self, parent: usize, sub: &[u8]) -> Option<usize> {
+        let mut buf = [0u8; 96];
+        let pname = self.rows[parent].name.as_bytes();
+        let total = pname.len() + 1 + sub.len();
+        if total > buf.len() {
+            return None;
+        }
+        buf[..pname.len()].copy_from_slice(pname);
+        buf[pname.len()] = b'|';
+        buf[pname.len() + 1..total].copy_from_slice(sub);
+        self.find(&buf[..total])
+    }
+
+    /// Top-level commands (no subcommands), in table order.
+    pub fn top_level(&self) -> impl Iterator<Item = &'static Command> + '_ {
+        self.rows.iter().copied().filter(|c| !c.name.contains('|'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_complete() {
+        let t = Table::build();
+        for c in &t.rows {
+            assert!(c.arity != 0, "{} has no arity", c.name);
+            assert!(!c.group.is_empty(), "{} has no group", c.name);
+            assert!(!c.summary.is_empty(), "{} has no summary", c.name);
+            assert!(!c.since.is_empty(), "{} has no since", c.name);
+            // Every row has a handler, or is a container whose subcommands all have one.
+            if c.handler.is_none() {
+                assert!(
+                    !c.subcommands.is_empty(),
+                    "{} has neither handler nor subcommands",
+                    c.name
+                );
+            }
+            for s in c.subcommands {
+                assert!(s.handler.is_some(), "{} has no handler", s.name);
+                assert!(
+                    s.name.starts_with(&format!("{}|", c.name)),
+                    "{} misnamed",
+                    s.name
+                );
+            }
+            if c.first_key > 0 {
+                assert!(c.key_step > 0, "{} has keys but no step", c.name);
+            }
+        }
+        assert!(t.find(b"GeT").is_some());
+        let config = t.find(b"config").unwrap();
+        assert!(t.find_sub(config, b"get").is_some());
+    }
+}

@@ -1,0 +1,723 @@
+//! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN, DEBUG.
+
+use std::fmt::Write as _;
+
+use super::parse::{is, text};
+use super::{
+    err, Args, CmdResult, Command, Ctx, ADMIN, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_MULTI,
+    READONLY, STALE, WRITE,
+};
+use crate::config::{self, REDIS_VERSION};
+use crate::resp::reply::{DB_INDEX, SYNTAX};
+use crate::server::Shutdown;
+use crate::util::clock;
+use crate::{alloc, notice, warning};
+
+const GROUP: &str = "server";
+
+/// DBSIZE
+///
+/// # Format
+/// `DBSIZE` — the number of keys in the selected database.
+fn dbsize(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let n = ctx.db().len();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn flush_mode(args: Args) -> CmdResult {
+    match args.len() {
+        1 => Ok(()),
+        2 if is(&args[1], "async") || is(&args[1], "sync") => Ok(()),
+        _ => Err(SYNTAX.into()),
+    }
+}
+
+/// FLUSHDB [ASYNC | SYNC]
+///
+/// # Format
+/// `FLUSHDB [ASYNC|SYNC]` — `+OK`; the selected database is emptied.
+fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
+    flush_mode(args)?;
+    let n = ctx.db().clear();
+    ctx.srv.dirty += n as u64;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// FLUSHALL [ASYNC | SYNC]
+///
+/// # Format
+/// `FLUSHALL [ASYNC|SYNC]` — `+OK`; every database is emptied.
+fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
+    flush_mode(args)?;
+    let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
+    ctx.srv.dirty += n as u64 + 1;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// SWAPDB index1 index2
+///
+/// # Format
+/// `SWAPDB index1 index2` — `+OK`; the two databases trade contents.
+fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let a = crate::util::parse_i64(&args[1]).ok_or_else(|| err("invalid first DB index"))?;
+    let b = crate::util::parse_i64(&args[2]).ok_or_else(|| err("invalid second DB index"))?;
+    let n = ctx.srv.dbs.len() as i64;
+    if a < 0 || a >= n || b < 0 || b >= n {
+        return Err(DB_INDEX.into());
+    }
+    ctx.srv.dbs.swap(a as usize, b as usize);
+    ctx.srv.dirty += 1;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// TIME
+///
+/// # Format
+/// `TIME` — `[unix-seconds, microseconds]`.
+fn time(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let us = clock::wall_us();
+    ctx.out.array(2);
+    ctx.out.bulk_int(us / 1_000_000);
+    ctx.out.bulk_int(us % 1_000_000);
+    Ok(())
+}
+
+/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]
+///
+/// # Format
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]` — no reply on success: the server exits.
+fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut save, mut nosave, mut abort) = (false, false, false);
+    for a in args.tail(1).iter() {
+        if is(a, "nosave") {
+            nosave = true;
+        } else if is(a, "save") {
+            save = true;
+        } else if is(a, "now") || is(a, "force") {
+        } else if is(a, "abort") {
+            abort = true;
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    if (save && nosave) || (abort && args.len() > 2) {
+        return Err(SYNTAX.into());
+    }
+    if abort {
+        return Err("ERR No shutdown in progress.".into());
+    }
+    if save {
+        warning!("Error trying to save the DB: RDB snapshots are not available in this build of Goblin Core yet");
+        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+    }
+    ctx.srv.shutdown = Some(Shutdown::Requested);
+    Ok(())
+}
+
+/// DEBUG SLEEP seconds | DEBUG SET-ACTIVE-EXPIRE 0|1 | DEBUG OBJECT key | DEBUG HELP
+///
+/// # Format
+/// `DEBUG SLEEP seconds` (blocks the server, as Redis does), `DEBUG OBJECT key`, `DEBUG HELP`.
+/// Refused unless `enable-debug-command` allows it, as in Redis 7.
+fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let allowed = match ctx.srv.config.enable_debug_command {
+        "yes" => true,
+        "local" => {
+            let c = ctx.client();
+            c.is_unix || c.addr.starts_with("127.") || c.addr.starts_with("[::1]")
+        }
+        _ => false,
+    };
+    if !allowed {
+        return Err("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into());
+    }
+    let sub = args[1].to_ascii_lowercase();
+    match (&sub[..], args.len()) {
+        (b"help", 2) => ctx.out.help("DEBUG", DEBUG_HELP),
+        (b"sleep", 3) => {
+            let secs = crate::util::parse_f64(&args[2]).unwrap_or(0.0).max(0.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+            ctx.out.ok();
+        }
+        (b"object", 3) => {
+            let db = ctx.db();
+            let Some(slot) = db.find_live(&args[2]) else {
+                return Err("ERR no such key".into());
+            };
+            let e = db.dict.value_at(slot);
+            let line = format!(
+                "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+                e as *const _,
+                e.val.encoding(),
+                e.val.heap_size().max(1),
+                e.lru & 0xFF_FFFF,
+                clock::lru_now().saturating_sub(e.lru)
+            );
+            ctx.out.simple(&line);
+        }
+        _ => {
+            return Err(err(format!(
+                "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                text(&args[1])
+            )))
+        }
+    }
+    Ok(())
+}
+
+const DEBUG_HELP: &[&str] = &[
+    "OBJECT <key>",
+    "    Show low level info about the key and associated value.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+];
+
+fn human(bytes: usize) -> String {
+    let b = bytes as f64;
+    if b < 1024.0 {
+        format!("{bytes}B")
+    } else if b < 1024.0 * 1024.0 {
+        format!("{:.2}K", b / 1024.0)
+    } else if b < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}M", b / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2}G", b / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
+fn rusage(who: i32) -> (f64, f64) {
+    // SAFETY: getrusage fills the struct passed.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (t(ru.ru_stime), t(ru.ru_utime))
+}
+
+fn uname() -> String {
+    // SAFETY: uname fills the struct passed; its fields are NUL-terminated.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        libc::uname(&mut u);
+        let f = |s: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(s.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        format!("{} {} {}", f(&u.sysname), f(&u.release), f(&u.machine))
+    }
+}
+
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "module_list",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+/// INFO [section [section ...]]
+///
+/// # Format
+/// `INFO [section ...]` — `field:value` lines by `# Section`, with Redis's field names: `default`,
+/// `all` (adds commandstats), `everything`, or named sections.
+fn info(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut wanted: Vec<String> = Vec::new();
+    for a in args.tail(1).iter() {
+        let s = text(a).to_ascii_lowercase();
+        match s.as_str() {
+            "default" => wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
+            "all" | "everything" => {
+                wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
+                wanted.push("commandstats".into());
+                wanted.push("latencystats".into());
+            }
+            _ => wanted.push(s),
+        }
+    }
+    if wanted.is_empty() {
+        wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
+    }
+    let mut out = String::new();
+    let order = [
+        "server",
+        "clients",
+        "memory",
+        "persistence",
+        "stats",
+        "replication",
+        "cpu",
+        "modules",
+        "module_list",
+        "commandstats",
+        "errorstats",
+        "latencystats",
+        "cluster",
+        "keyspace",
+    ];
+    for section in order {
+        if !wanted.iter().any(|w| w == section) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        info_section(ctx, section, &mut out);
+    }
+    ctx.out.verbatim(out.as_bytes());
+    Ok(())
+}
+
+fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
+    let srv = &*ctx.srv;
+    let cfg = &srv.config;
+    let uptime = srv.started.elapsed().as_secs();
+    macro_rules! f {
+        ($($t:tt)*) => {{ let _ = write!(o, $($t)*); o.push_str("\r\n"); }};
+    }
+    match section {
+        "server" => {
+            o.push_str("# Server\r\n");
+            f!("redis_version:{REDIS_VERSION}");
+            f!("redis_git_sha1:00000000");
+            f!("redis_git_dirty:0");
+            f!("redis_build_id:0");
+            f!("redis_mode:standalone");
+            f!("goblin_version:{}", env!("CARGO_PKG_VERSION"));
+            f!("os:{}", uname());
+            f!("arch_bits:{}", usize::BITS);
+            f!("monotonic_clock:POSIX clock_gettime");
+            f!("multiplexing_api:epoll");
+            f!("atomicvar_api:c11-builtin");
+            f!("gcc_version:0.0.0");
+            f!("process_id:{}", std::process::id());
+            f!("process_supervised:no");
+            f!("run_id:{}", srv.run_id);
+            f!("tcp_port:{}", srv.tcp_port);
+            f!("server_time_usec:{}", clock::wall_us());
+            f!("uptime_in_seconds:{uptime}");
+            f!("uptime_in_days:{}", uptime / 86400);
+            f!("hz:{}", cfg.hz);
+            f!("configured_hz:{}", cfg.hz);
+            f!("lru_clock:{}", clock::lru_now() & 0xFF_FFFF);
+            f!(
+                "executable:{}",
+                std::env::current_exe()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            );
+            f!(
+                "config_file:{}",
+                srv.config_file
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            );
+            f!("io_threads_active:0");
+        }
+        "clients" => {
+            o.push_str("# Clients\r\n");
+            f!("connected_clients:{}", ctx.clients.len());
+            f!("cluster_connections:0");
+            f!("maxclients:{}", cfg.maxclients);
+            let max_in = ctx
+                .clients
+                .iter()
+                .map(|(_, c)| c.query.len())
+                .max()
+                .unwrap_or(0);
+            let max_out = ctx
+                .clients
+                .iter()
+                .map(|(_, c)| c.out.buf.len())
+                .max()
+                .unwrap_or(0);
+            f!("client_recent_max_input_buffer:{max_in}");
+            f!("client_recent_max_output_buffer:{max_out}");
+            f!("blocked_clients:0");
+            f!("tracking_clients:0");
+            f!("clients_in_timeout_table:0");
+        }
+        "memory" => {
+            let used = alloc::used();
+            let peak = alloc::peak();
+            let rss = alloc::rss();
+            // SAFETY: sysconf has no preconditions.
+            let total =
+                unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) * libc::sysconf(libc::_SC_PAGESIZE) }
+                    as usize;
+            o.push_str("# Memory\r\n");
+            f!("used_memory:{used}");
+            f!("used_memory_human:{}", human(used));
+            f!("used_memory_rss:{rss}");
+            f!("used_memory_rss_human:{}", human(rss));
+            f!("used_memory_peak:{peak}");
+            f!("used_memory_peak_human:{}", human(peak));
+            f!(
+                "used_memory_peak_perc:{:.2}%",
+                used as f64 * 100.0 / peak.max(1) as f64
+            );
+            f!("total_system_memory:{total}");
+            f!("total_system_memory_human:{}", human(total));
+            f!("used_memory_scripts:0");
+            f!("number_of_cached_scripts:0");
+            f!("maxmemory:{}", cfg.maxmemory);
+            f!("maxmemory_human:{}", human(cfg.maxmemory as usize));
+            f!("maxmemory_policy:{}", cfg.maxmemory_policy);
+            f!(
+                "mem_fragmentation_ratio:{:.2}",
+                rss as f64 / used.max(1) as f64
+            );
+            f!("mem_allocator:libc");
+            f!("lazyfree_pending_objects:0");
+        }
+        "persistence" => {
+            o.push_str("# Persistence\r\n");
+            f!("loading:0");
+            f!("async_loading:0");
+            f!("current_cow_peak:0");
+            f!("current_cow_size:0");
+            f!("current_fork_perc:0.00");
+            f!("current_save_keys_processed:0");
+            f!("current_save_keys_total:0");
+            f!("rdb_changes_since_last_save:{}", srv.dirty);
+            f!("rdb_bgsave_in_progress:0");
+            f!(
+                "rdb_last_save_time:{}",
+                clock::wall_us() / 1_000_000 - uptime as i64
+            );
+            f!("rdb_last_bgsave_status:ok");
+            f!("rdb_last_bgsave_time_sec:-1");
+            f!("rdb_current_bgsave_time_sec:-1");
+            f!("aof_enabled:0");
+            f!("aof_rewrite_in_progress:0");
+            f!("aof_rewrite_scheduled:0");
+            f!("aof_last_rewrite_time_sec:-1");
+            f!("aof_current_rewrite_time_sec:-1");
+            f!("aof_last_bgrewrite_status:ok");
+            f!("aof_rewrites:0");
+            f!("aof_last_write_status:ok");
+        }
+        "stats" => {
+            let s = &srv.stats;
+            let sum = |f: fn(&crate::store::DbStats) -> u64| {
+                srv.dbs.iter().map(|d| f(&d.stats)).sum::<u64>()
+            };
+            o.push_str("# Stats\r\n");
+            f!(
+                "total_connections_received:{}",
+                s.total_connections_received
+            );
+            f!("total_commands_processed:{}", s.total_commands_processed);
+            f!("instantaneous_ops_per_sec:{}", srv.instantaneous_ops());
+            f!("total_net_input_bytes:{}", s.total_net_input_bytes);
+            f!("total_net_output_bytes:{}", s.total_net_output_bytes);
+            f!("rejected_connections:{}", s.rejected_connections);
+            f!("sync_full:0");
+            f!("sync_partial_ok:0");
+            f!("sync_partial_err:0");
+            f!("expired_keys:{}", sum(|d| d.expired_keys));
+            f!("expired_stale_perc:{:.2}", s.expired_stale_perc * 100.0);
+            f!("expired_time_cap_reached_count:0");
+            f!("expire_cycle_cpu_milliseconds:{}", s.expire_cycle_cpu_ms);
+            f!("evicted_keys:0");
+            f!("evicted_clients:0");
+            f!("keyspace_hits:{}", sum(|d| d.hits));
+            f!("keyspace_misses:{}", sum(|d| d.misses));
+            f!("pubsub_channels:0");
+            f!("pubsub_patterns:0");
+            f!("latest_fork_usec:0");
+            f!("total_forks:0");
+            f!("total_error_replies:{}", s.total_error_replies);
+        }
+        "replication" => {
+            o.push_str("# Replication\r\n");
+            f!("role:master");
+            f!("connected_slaves:0");
+            f!("master_failover_state:no-failover");
+            f!("master_replid:{}", srv.run_id);
+            f!("master_replid2:0000000000000000000000000000000000000000");
+            f!("master_repl_offset:0");
+            f!("second_repl_offset:-1");
+            f!("repl_backlog_active:0");
+            f!("repl_backlog_size:1048576");
+            f!("repl_backlog_first_byte_offset:0");
+            f!("repl_backlog_histlen:0");
+        }
+        "cpu" => {
+            let (sys, user) = rusage(libc::RUSAGE_SELF);
+            let (csys, cuser) = rusage(libc::RUSAGE_CHILDREN);
+            o.push_str("# CPU\r\n");
+            f!("used_cpu_sys:{sys:.6}");
+            f!("used_cpu_user:{user:.6}");
+            f!("used_cpu_sys_children:{csys:.6}");
+            f!("used_cpu_user_children:{cuser:.6}");
+        }
+        "modules" | "module_list" => o.push_str("# Modules\r\n"),
+        "commandstats" => {
+            o.push_str("# Commandstats\r\n");
+            for (i, c) in srv.table.rows.iter().enumerate() {
+                let s = srv.table.stats[i];
+                if s.calls == 0 && s.rejected == 0 && s.failed == 0 {
+                    continue;
+                }
+                f!(
+                    "cmdstat_{}:calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}",
+                    c.name,
+                    s.calls,
+                    s.usec,
+                    if s.calls > 0 { s.usec as f64 / s.calls as f64 } else { 0.0 },
+                    s.rejected,
+                    s.failed
+                );
+            }
+        }
+        "errorstats" => {
+            o.push_str("# Errorstats\r\n");
+            let mut codes: Vec<_> = srv.stats.errorstats.iter().collect();
+            codes.sort();
+            for (code, n) in codes {
+                f!("errorstat_{code}:count={n}");
+            }
+        }
+        "latencystats" => o.push_str("# Latencystats\r\n"),
+        "cluster" => {
+            o.push_str("# Cluster\r\n");
+            f!("cluster_enabled:0");
+        }
+        "keyspace" => {
+            o.push_str("# Keyspace\r\n");
+            for (i, db) in srv.dbs.iter().enumerate() {
+                if !db.is_empty() {
+                    f!(
+                        "db{i}:keys={},expires={},avg_ttl=0",
+                        db.len(),
+                        db.expires_len()
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// CONFIG GET parameter [parameter ...]
+///
+/// # Format
+/// `CONFIG GET parameter [parameter ...]` — a map of every matching directive (glob patterns).
+fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut pairs: Vec<(&'static str, String)> = Vec::new();
+    for pat in args.tail(2).iter() {
+        for (name, val) in config::get_matching(&mut ctx.srv.config, pat) {
+            if !pairs.iter().any(|(n, _)| *n == name) {
+                pairs.push((name, val));
+            }
+        }
+    }
+    ctx.out.map(pairs.len());
+    for (n, v) in pairs {
+        ctx.out.bulk_str(n);
+        ctx.out.bulk_str(&v);
+    }
+    Ok(())
+}
+
+/// CONFIG SET parameter value [parameter value ...]
+///
+/// # Format
+/// `CONFIG SET parameter value [parameter value ...]` — `+OK`; all or nothing.
+fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() % 2 != 0 {
+        return Err(err("wrong number of arguments for 'config|set' command"));
+    }
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut changes = Vec::new();
+    for i in (2..args.len()).step_by(2) {
+        let name = text(&args[i]).into_owned();
+        let Some(d) = config::find(&name) else {
+            return Err(err(format!(
+                "Unknown option or number of arguments for CONFIG SET - '{name}'"
+            )));
+        };
+        if seen.contains(&d.name) {
+            return Err(err(format!("Duplicate parameter - {name}")));
+        }
+        seen.push(d.name);
+        if !d.mutable {
+            return Err(err(format!(
+                "CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
+            )));
+        }
+        changes.push((name, d, text(&args[i + 1]).into_owned()));
+    }
+    let mut next = ctx.srv.config.clone();
+    let old_dir = std::env::current_dir().ok();
+    for (name, d, value) in &changes {
+        let values: Vec<String> =
+            if matches!(d.name, "save" | "bind" | "client-output-buffer-limit") {
+                value.split_whitespace().map(String::from).collect()
+            } else {
+                vec![value.clone()]
+            };
+        if let Err(msg) = d.set(&mut next, &values) {
+            if let Some(dir) = old_dir {
+                let _ = std::env::set_current_dir(dir);
+            }
+            return Err(err(format!(
+                "CONFIG SET failed (possibly related to argument '{name}') - {msg}"
+            )));
+        }
+    }
+    if next.loglevel != ctx.srv.config.loglevel {
+        crate::log::set_level(next.loglevel);
+    }
+    ctx.srv.config = next;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CONFIG RESETSTAT
+///
+/// # Format
+/// `CONFIG RESETSTAT` — `+OK`; INFO's counters, commandstats and errorstats start again from zero.
+fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let s = &mut ctx.srv.stats;
+    *s = crate::server::Stats::default();
+    for st in &mut ctx.srv.table.stats {
+        *st = Default::default();
+    }
+    for db in &mut ctx.srv.dbs {
+        db.stats = Default::default();
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CONFIG REWRITE
+///
+/// # Format
+/// `CONFIG REWRITE` — `+OK`; the config file now holds the running configuration.
+fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let Some(path) = ctx.srv.config_file.clone() else {
+        return Err("ERR The server is running without a config file".into());
+    };
+    match config::rewrite(&mut ctx.srv.config, &path) {
+        Ok(()) => {
+            notice!("CONFIG REWRITE executed with success.");
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(e) => {
+            warning!("CONFIG REWRITE failed: {e}");
+            Err(err(format!("Rewriting config file: {e}")))
+        }
+    }
+}
+
+const CONFIG_HELP: &[&str] = &[
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+];
+
+/// CONFIG HELP
+///
+/// # Format
+/// `CONFIG HELP` — the subcommands.
+fn config_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out.help("CONFIG", CONFIG_HELP);
+    Ok(())
+}
+
+const CONFIG_SUBCOMMANDS: &[Command] = &[
+    Command::new(
+        "config|get",
+        config_get,
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+    )
+    .group(GROUP)
+    .doc(
+        "Returns the effective values of configuration parameters.",
+        "2.0.0",
+        "O(N) when N is the number of configuration parameters provided",
+        "parameter [parameter ...]",
+    ),
+    Command::new(
+        "config|set",
+        config_set,
+        -4,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+    )
+    .group(GROUP)
+    .doc(
+        "Sets configuration parameters in-flight.",
+        "2.0.0",
+        "O(N) when N is the number of configuration parameters provided",
+        "parameter value [parameter value ...]",
+    ),
+    Command::new(
+        "config|resetstat",
+        config_resetstat,
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+    )
+    .group(GROUP)
+    .doc("Resets the server's statistics.", "2.0.0", "O(1)", ""),
+    Command::new(
+        "config|rewrite",
+        config_rewrite,
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+    )
+    .group(GROUP)
+    .doc(
+        "Persists the effective configuration to file.",
+        "2.8.0",
+        "O(1)",
+        "",
+    ),
+    Command::new("config|help", config_help, 2, LOADING | STALE)
+        .group(GROUP)
+        .doc(
+            "Returns helpful text about the different subcommands.",
+            "5.0.0",
+            "O(1)",
+            "",
+        ),
+];
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("dbsize", dbsize, 1, READONLY | FAST).group(GROUP)
+        .doc("Returns the number of keys in the database.", "1.0.0", "O(1)", ""),
+    Command::new("flushdb", flushdb, -1, WRITE).group(GROUP)
+        .doc("Remove all keys from the current database.", "1.0.0", "O(N) where N is the number of keys in the selected database", "[ASYNC | SYNC]"),
+    Command::new("flushall", flushall, -1, WRITE).group(GROUP)
+        .doc("Removes all keys from all databases.", "1.0.0", "O(N) where N is the total number of keys in all databases", "[ASYNC | SYNC]"),
+    Command::new("swapdb", swapdb, 3, WRITE | FAST).group(GROUP)
+        .doc("Swaps two Redis databases.", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "index1:integer index2:integer"),
+    Command::new("time", time, 1, LOADING | STALE | FAST).group(GROUP)
+        .doc("Returns the server time.", "2.6.0", "O(1)", ""),
+    Command::new("shutdown", shutdown, -1, ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY).group(GROUP)
+        .doc("Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"),
+    Command::new("debug", debug, -2, ADMIN | NOSCRIPT | LOADING | STALE).group(GROUP)
+        .doc("A container for debugging commands.", "1.0.0", "Depends on subcommand.", "subcommand [argument ...]"),
+    Command::new("info", info, -1, LOADING | STALE).group(GROUP)
+        .doc("Returns information and statistics about the server.", "1.0.0", "O(1)", "[section [section ...]]"),
+    Command::container("config", -2, CONFIG_SUBCOMMANDS).group(GROUP)
+        .doc("A container for server configuration commands.", "2.0.0", "Depends on subcommand.", ""),
+];

@@ -1,0 +1,594 @@
+//! Strings (Redis's t_string.c): GET, SET and its variants, counters, ranges, APPEND.
+
+use super::parse::{int, is};
+use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
+use crate::resp::reply::{Reply, NOT_INT, OVERFLOW, SYNTAX};
+use crate::store::{Db, Entry, Str, Value, NO_EXPIRE};
+use crate::util::{clock, incr_long_double, parse_i64, IncrFloatError};
+
+const GROUP: &str = "string";
+
+/// The string held by an entry, or WRONGTYPE.
+pub fn as_str(e: &Entry) -> Result<&Str, CmdError> {
+    match &e.val {
+        Value::Str(s) => Ok(s),
+    }
+}
+
+pub fn as_str_mut(e: &mut Entry) -> Result<&mut Str, CmdError> {
+    match &mut e.val {
+        Value::Str(s) => Ok(s),
+    }
+}
+
+/// Reads a string key: `Ok(None)` if absent, WRONGTYPE for another type.
+pub fn read_str<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d Str>, CmdError> {
+    match db.lookup(key) {
+        None => Ok(None),
+        Some(e) => as_str(e).map(Some),
+    }
+}
+
+pub fn reply_str(out: &mut Reply, s: &Str) {
+    match s {
+        Str::Int(n) => out.bulk_int(*n),
+        Str::Bytes { data, .. } => out.bulk(data),
+    }
+}
+
+/// Checks a string's would-be size against `proto-max-bulk-len`.
+fn check_len(ctx: &Ctx, size: i64, append: i64) -> CmdResult {
+    let total = size.checked_add(append);
+    match total {
+        Some(t) if t <= ctx.srv.config.proto_max_bulk_len => Ok(()),
+        _ => Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into()),
+    }
+}
+
+/// Which expiry option a SET or GETEX carries.
+#[derive(Clone, Copy, PartialEq)]
+enum ExpireOpt {
+    None,
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+    KeepTtl,
+    Persist,
+}
+
+#[derive(PartialEq)]
+enum Cond {
+    Always,
+    Nx,
+    Xx,
+}
+
+struct SetOptions<'a> {
+    cond: Cond,
+    get: bool,
+    expire: ExpireOpt,
+    when: Option<&'a [u8]>,
+}
+
+/// Parses SET's (`for_set`) or GETEX's options with Redis's exact acceptance rules: NX/XX exclusive,
+/// at most one kind of expiry (repeating the same one is allowed, the last wins), KEEPTTL only
+/// without an expiry, PERSIST only in GETEX.
+fn parse_set_options<'a>(
+    args: Args<'a>,
+    from: usize,
+    for_set: bool,
+) -> Result<SetOptions<'a>, CmdError> {
+    let mut o = SetOptions {
+        cond: Cond::Always,
+        get: false,
+        expire: ExpireOpt::None,
+        when: None,
+    };
+    let mut j = from;
+    while j < args.len() {
+        let opt = &args[j];
+        let next = args.get(j + 1);
+        let free_or = |same: ExpireOpt| o.expire == ExpireOpt::None || o.expire == same;
+        if for_set && is(opt, "nx") && o.cond != Cond::Xx {
+            o.cond = Cond::Nx;
+        } else if for_set && is(opt, "xx") && o.cond != Cond::Nx {
+            o.cond = Cond::Xx;
+        } else if for_set && is(opt, "get") {
+            o.get = true;
+        } else if for_set && is(opt, "keepttl") && free_or(ExpireOpt::KeepTtl) {
+            o.expire = ExpireOpt::KeepTtl;
+        } else if !for_set && is(opt, "persist") && free_or(ExpireOpt::Persist) {
+            o.expire = ExpireOpt::Persist;
+        } else if let Some(kind) = [
+            ("ex", ExpireOpt::Ex),
+            ("px", ExpireOpt::Px),
+            ("exat", ExpireOpt::ExAt),
+            ("pxat", ExpireOpt::PxAt),
+        ]
+        .iter()
+        .find(|(name, kind)| is(opt, name) && free_or(*kind) && next.is_some())
+        .map(|&(_, kind)| kind)
+        {
+            o.expire = kind;
+            o.when = next;
+            j += 1;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// The absolute expiry in milliseconds for an EX/PX/EXAT/PXAT argument, with Redis's checks.
+fn expire_ms(cmd: &str, kind: ExpireOpt, when: &[u8]) -> Result<i64, CmdError> {
+    let n = int(when)?;
+    let seconds = matches!(kind, ExpireOpt::Ex | ExpireOpt::ExAt);
+    let bad = || err(format!("invalid expire time in '{cmd}' command"));
+    if n <= 0 || (seconds && n > i64::MAX / 1000) {
+        return Err(bad());
+    }
+    let mut ms = if seconds { n * 1000 } else { n };
+    if matches!(kind, ExpireOpt::Ex | ExpireOpt::Px) {
+        ms = ms.checked_add(clock::now_ms()).ok_or_else(bad)?;
+    }
+    Ok(ms)
+}
+
+/// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT
+/// unix-time-milliseconds | KEEPTTL]
+///
+/// # Format
+/// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL]`
+fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let o = parse_set_options(args, 3, true)?;
+    set_generic(ctx, "set", &args[1], &args[2], o)
+}
+
+/// Shared by SET, SETEX, PSETEX and GETSET (Redis's `setGenericCommand`).
+fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: SetOptions) -> CmdResult {
+    let expire_at = match (o.expire, o.when) {
+        (ExpireOpt::KeepTtl, _) => None,
+        (kind, Some(when)) => Some(expire_ms(cmd, kind, when)?),
+        _ => Some(NO_EXPIRE),
+    };
+    let db = &mut ctx.srv.dbs[ctx.db];
+    if o.get {
+        match read_str(db, key)? {
+            Some(old) => reply_str(ctx.out, old),
+            None => ctx.out.null(),
+        }
+    }
+    let db = ctx.db();
+    let found = db.exists(key);
+    if (o.cond == Cond::Nx && found) || (o.cond == Cond::Xx && !found) {
+        if !o.get {
+            ctx.out.null();
+        }
+        return Ok(());
+    }
+    db.set(key, Value::string(val), expire_at);
+    ctx.srv.dirty += 1;
+    if !o.get {
+        ctx.out.ok();
+    }
+    Ok(())
+}
+
+/// SETNX key value
+///
+/// # Format
+/// `SETNX key value` — sets only if absent; replies 1 if set, 0 if not.
+fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = ctx.db();
+    if db.exists(&args[1]) {
+        ctx.out.int(0);
+    } else {
+        db.set(&args[1], Value::string(&args[2]), Some(NO_EXPIRE));
+        ctx.srv.dirty += 1;
+        ctx.out.int(1);
+    }
+    Ok(())
+}
+
+/// SETEX key seconds value / PSETEX key milliseconds value
+///
+/// # Format
+/// `SETEX key seconds value`, `PSETEX key milliseconds value`
+fn setex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let ms = is(&args[0], "psetex");
+    let o = SetOptions {
+        cond: Cond::Always,
+        get: false,
+        expire: if ms { ExpireOpt::Px } else { ExpireOpt::Ex },
+        when: Some(&args[2]),
+    };
+    set_generic(
+        ctx,
+        if ms { "psetex" } else { "setex" },
+        &args[1],
+        &args[3],
+        o,
+    )
+}
+
+/// GET key
+///
+/// # Format
+/// `GET key` — the value, or nil.
+fn get(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    match read_str(db, &args[1])? {
+        Some(s) => reply_str(ctx.out, s),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+/// GETSET key value
+///
+/// # Format
+/// `GETSET key value` — sets the value, replies the old one (or nil).
+fn getset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let o = SetOptions {
+        cond: Cond::Always,
+        get: true,
+        expire: ExpireOpt::None,
+        when: None,
+    };
+    set_generic(ctx, "getset", &args[1], &args[2], o)
+}
+
+/// GETDEL key
+///
+/// # Format
+/// `GETDEL key` — the value (or nil), and the key is deleted.
+fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    match read_str(db, &args[1])? {
+        Some(s) => {
+            reply_str(ctx.out, s);
+            db.remove(&args[1]);
+            ctx.srv.dirty += 1;
+        }
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+/// GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds |
+/// PERSIST]
+///
+/// # Format
+/// `GETEX key [EX s|PX ms|EXAT ts|PXAT ms-ts|PERSIST]` — the value, and its TTL changed.
+fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let o = parse_set_options(args, 2, false)?;
+    let key = &args[1];
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let Some(s) = read_str(db, key)? else {
+        ctx.out.null();
+        return Ok(());
+    };
+    let at = match o.when {
+        Some(when) => Some(expire_ms("getex", o.expire, when)?),
+        None => None,
+    };
+    reply_str(ctx.out, s);
+    let slot = db.dict.find(key).expect("key just read");
+    match (o.expire, at) {
+        (ExpireOpt::ExAt | ExpireOpt::PxAt, Some(at)) if at <= clock::now_ms() => {
+            db.remove(key);
+        }
+        (_, Some(at)) => db.set_expire_slot(slot, at),
+        (ExpireOpt::Persist, _) => db.set_expire_slot(slot, NO_EXPIRE),
+        _ => return Ok(()),
+    }
+    ctx.srv.dirty += 1;
+    Ok(())
+}
+
+/// MGET key [key ...]
+///
+/// # Format
+/// `MGET key [key ...]` — an array of values, nil for missing keys and non-strings.
+fn mget(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    ctx.out.array(args.len() - 1);
+    for key in args.tail(1).iter() {
+        match db.lookup(key).map(|e| as_str(e)) {
+            Some(Ok(s)) => reply_str(ctx.out, s),
+            _ => ctx.out.null(),
+        }
+    }
+    Ok(())
+}
+
+/// MSET key value [key value ...] / MSETNX key value [key value ...]
+///
+/// # Format
+/// `MSET key value [key value ...]`, `MSETNX key value [key value ...]` (all or nothing: 1 or 0)
+fn mset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let nx = is(&args[0], "msetnx");
+    if args.len() % 2 == 0 {
+        let name = if nx { "msetnx" } else { "mset" };
+        return Err(err(format!(
+            "wrong number of arguments for '{name}' command"
+        )));
+    }
+    let db = &mut ctx.srv.dbs[ctx.db];
+    if nx && (1..args.len()).step_by(2).any(|i| db.exists(&args[i])) {
+        ctx.out.int(0);
+        return Ok(());
+    }
+    for i in (1..args.len()).step_by(2) {
+        db.set(&args[i], Value::string(&args[i + 1]), Some(NO_EXPIRE));
+    }
+    ctx.srv.dirty += (args.len() / 2) as u64;
+    if nx {
+        ctx.out.int(1);
+    } else {
+        ctx.out.ok();
+    }
+    Ok(())
+}
+
+/// The integer a string holds, for the counters.
+fn str_int(s: &Str) -> Result<i64, CmdError> {
+    match s {
+        Str::Int(n) => Ok(*n),
+        Str::Bytes { data, .. } => parse_i64(data).ok_or(CmdError::from(NOT_INT)),
+    }
+}
+
+/// Adds `by` to the integer at `key` (created as 0), keeping its TTL (Redis's `incrDecrCommand`).
+fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let new = match db.lookup_mut(key) {
+        Some(e) => {
+            let s = as_str_mut(e)?;
+            let n = str_int(s)?
+                .checked_add(by)
+                .ok_or(CmdError::from(OVERFLOW))?;
+            *s = Str::Int(n);
+            n
+        }
+        None => {
+            db.set(key, Value::Str(Str::Int(by)), Some(NO_EXPIRE));
+            by
+        }
+    };
+    ctx.srv.dirty += 1;
+    ctx.out.int(new);
+    Ok(())
+}
+
+/// INCR key / DECR key
+///
+/// # Format
+/// `INCR key`, `DECR key` — the new value.
+fn incr(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let by = if is(&args[0], "decr") { -1 } else { 1 };
+    incr_by(ctx, &args[1], by)
+}
+
+/// INCRBY key increment / DECRBY key decrement
+///
+/// # Format
+/// `INCRBY key increment`, `DECRBY key decrement` — the new value.
+fn incrby(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let n = int(&args[2])?;
+    let by = if is(&args[0], "decrby") {
+        if n == i64::MIN {
+            return Err("ERR decrement would overflow".into());
+        }
+        -n
+    } else {
+        n
+    };
+    incr_by(ctx, &args[1], by)
+}
+
+/// INCRBYFLOAT key increment
+///
+/// # Format
+/// `INCRBYFLOAT key increment` — the new value as a bulk string (long-double arithmetic, as Redis).
+fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let key = &args[1];
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let result = match db.lookup_mut(key) {
+        Some(e) => as_str(e)?.with_bytes(|cur| incr_long_double(Some(cur), &args[2])),
+        None => incr_long_double(None, &args[2]),
+    };
+    let text = match result {
+        Ok(t) => t,
+        Err(IncrFloatError::NotFloat) => return Err(crate::resp::reply::NOT_FLOAT.into()),
+        Err(IncrFloatError::NanOrInfinity) => {
+            return Err("ERR increment would produce NaN or Infinity".into())
+        }
+    };
+    ctx.out.bulk(&text);
+    let val = Value::Str(Str::Bytes {
+        data: text,
+        raw: false,
+    });
+    db.set(key, val, None);
+    ctx.srv.dirty += 1;
+    Ok(())
+}
+
+/// APPEND key value
+///
+/// # Format
+/// `APPEND key value` — the length after appending.
+fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (key, tail) = (&args[1], &args[2]);
+    let max = ctx.srv.config.proto_max_bulk_len;
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let len = match db.lookup_mut(key) {
+        Some(e) => {
+            let s = as_str_mut(e)?;
+            if s.len() as i64 + tail.len() as i64 > max {
+                return Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into());
+            }
+            let data = s.make_raw();
+            data.extend_from_slice(tail);
+            data.len()
+        }
+        None => {
+            db.set(key, Value::string(tail), Some(NO_EXPIRE));
+            tail.len()
+        }
+    };
+    ctx.srv.dirty += 1;
+    ctx.out.int(len as i64);
+    Ok(())
+}
+
+/// STRLEN key
+///
+/// # Format
+/// `STRLEN key` — the length, 0 if absent.
+fn strlen(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let n = read_str(db, &args[1])?.map_or(0, |s| s.len());
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+/// GETRANGE key start end / SUBSTR key start end
+///
+/// # Format
+/// `GETRANGE key start end` — the substring between two inclusive, possibly negative, offsets.
+fn getrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut start = int(&args[2])?;
+    let mut end = int(&args[3])?;
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let Some(s) = read_str(db, &args[1])? else {
+        ctx.out.bulk(b"");
+        return Ok(());
+    };
+    s.with_bytes(|b| {
+        let len = b.len() as i64;
+        if start < 0 && end < 0 && start > end {
+            ctx.out.bulk(b"");
+            return;
+        }
+        if start < 0 {
+            start += len;
+        }
+        if end < 0 {
+            end += len;
+        }
+        start = start.max(0);
+        end = end.max(0);
+        if end >= len {
+            end = len - 1;
+        }
+        if start > end || len == 0 {
+            ctx.out.bulk(b"");
+        } else {
+            ctx.out.bulk(&b[start as usize..=end as usize]);
+        }
+    });
+    Ok(())
+}
+
+/// SETRANGE key offset value
+///
+/// # Format
+/// `SETRANGE key offset value` — overwrites from `offset` (zero-padding), replies the new length.
+fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let offset = int(&args[2])?;
+    if offset < 0 {
+        return Err("ERR offset is out of range".into());
+    }
+    let (key, val) = (&args[1], &args[2 + 1]);
+    let exists = {
+        let db = &mut ctx.srv.dbs[ctx.db];
+        match db.lookup_mut(key) {
+            Some(e) => Some(as_str(e)?.len()),
+            None => None,
+        }
+    };
+    match exists {
+        None if val.is_empty() => {
+            ctx.out.int(0);
+            return Ok(());
+        }
+        Some(len) if val.is_empty() => {
+            ctx.out.int(len as i64);
+            return Ok(());
+        }
+        _ => check_len(ctx, offset, val.len() as i64)?,
+    }
+    let db = &mut ctx.srv.dbs[ctx.db];
+    if exists.is_none() {
+        db.set(
+            key,
+            Value::Str(Str::Bytes {
+                data: Vec::new(),
+                raw: true,
+            }),
+            Some(NO_EXPIRE),
+        );
+    }
+    let e = db.lookup_mut(key).expect("present");
+    let data = as_str_mut(e)?.make_raw();
+    let end = offset as usize + val.len();
+    if data.len() < end {
+        data.resize(end, 0);
+    }
+    data[offset as usize..end].copy_from_slice(val);
+    let len = data.len();
+    ctx.srv.dirty += 1;
+    ctx.out.int(len as i64);
+    Ok(())
+}
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("get", get, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Returns the string value of a key.", "1.0.0", "O(1)", "key"),
+    Command::new("set", set, -3, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
+        .doc("Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)",
+            "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"),
+    Command::new("setnx", setnx, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)", "key value"),
+    Command::new("setex", setex, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
+        .doc("Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)", "key seconds value"),
+    Command::new("psetex", setex, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
+        .doc("Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)", "key milliseconds value"),
+    Command::new("getset", getset, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)", "key value"),
+    Command::new("getdel", getdel, 2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Returns the string value of a key after deleting the key.", "6.2.0", "O(1)", "key"),
+    Command::new("getex", getex, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Returns the string value of a key after setting its expiration time.", "6.2.0", "O(1)",
+            "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]"),
+    Command::new("mget", mget, -2, READONLY | FAST).keys(1, -1, 1).group(GROUP)
+        .doc("Atomically returns the string values of one or more keys.", "1.0.0", "O(N) where N is the number of keys to retrieve.", "key [key ...]"),
+    Command::new("mset", mset, -3, WRITE | DENYOOM).keys(1, -1, 2).group(GROUP)
+        .doc("Atomically creates or modifies the string values of one or more keys.", "1.0.1", "O(N) where N is the number of keys to set.", "key value [key value ...]"),
+    Command::new("msetnx", mset, -3, WRITE | DENYOOM).keys(1, -1, 2).group(GROUP)
+        .doc("Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", "O(N) where N is the number of keys to set.", "key value [key value ...]"),
+    Command::new("incr", incr, 2, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key"),
+    Command::new("decr", incr, 2, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key"),
+    Command::new("incrby", incrby, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key increment"),
+    Command::new("decrby", incrby, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key decrement"),
+    Command::new("incrbyfloat", incrbyfloat, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)", "key increment:double"),
+    Command::new("append", append, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", "key value"),
+    Command::new("strlen", strlen, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Returns the length of a string value.", "2.2.0", "O(1)", "key"),
+    Command::new("getrange", getrange, 4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Returns a substring of the string stored at a key.", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
+    Command::new("substr", getrange, 4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
+    Command::new("setrange", setrange, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
+        .doc("Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "key offset:integer value"),
+];

@@ -1,0 +1,703 @@
+//! Configuration: redis.conf syntax, the command line (`goblin-core [file] [--name value ...]`, as
+//! redis-server), and the directive table behind CONFIG GET/SET/REWRITE.
+//!
+//! Every directive is one row of `DIRECTIVES`: its name (and alias), its kind with the bounds Redis
+//! checks, whether CONFIG SET may change it at run time, and an accessor to its field in `Config`.
+//! Directives of features that are not built yet are parsed like the rest; a value that describes
+//! what the server does today (`save ""`, `appendonly no`) is accepted, one that asks for the missing
+//! feature is refused with a message saying so.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::resp::parser::split_args;
+use crate::store::glob;
+
+pub const REDIS_VERSION: &str = "7.0.15";
+
+#[derive(Clone)]
+pub struct Config {
+    pub bind: Vec<String>,
+    pub port: i64,
+    pub tcp_backlog: i64,
+    pub unixsocket: String,
+    pub unixsocketperm: i64,
+    pub timeout: i64,
+    pub tcp_keepalive: i64,
+    pub protected_mode: bool,
+    pub daemonize: bool,
+    pub supervised: &'static str,
+    pub pidfile: String,
+    pub loglevel: &'static str,
+    pub logfile: String,
+    pub databases: i64,
+    pub always_show_logo: bool,
+    pub save: String,
+    pub dbfilename: String,
+    pub dir: String,
+    pub appendonly: bool,
+    pub appendfilename: String,
+    pub appenddirname: String,
+    pub appendfsync: &'static str,
+    pub requirepass: String,
+    pub maxclients: i64,
+    pub maxmemory: i64,
+    pub maxmemory_policy: &'static str,
+    pub proto_max_bulk_len: i64,
+    pub client_query_buffer_limit: i64,
+    pub hz: i64,
+    pub active_expire_effort: i64,
+    pub busy_reply_threshold: i64,
+    pub lazyfree_lazy_eviction: bool,
+    pub lazyfree_lazy_expire: bool,
+    pub lazyfree_lazy_server_del: bool,
+    pub lazyfree_lazy_user_del: bool,
+    pub lazyfree_lazy_user_flush: bool,
+    pub stop_writes_on_bgsave_error: bool,
+    pub rdbcompression: bool,
+    pub rdbchecksum: bool,
+    pub io_threads: i64,
+    pub client_output_buffer_limit: String,
+    pub enable_debug_command: &'static str,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: vec!["127.0.0.1".into(), "-::1".into()],
+            port: 6379,
+            tcp_backlog: 511,
+            unixsocket: String::new(),
+            unixsocketperm: 0,
+            timeout: 0,
+            tcp_keepalive: 300,
+            protected_mode: true,
+            daemonize: false,
+            supervised: "no",
+            pidfile: String::new(),
+            loglevel: "notice",
+            logfile: String::new(),
+            databases: 16,
+            always_show_logo: false,
+            save: String::new(),
+            dbfilename: "dump.rdb".into(),
+            dir: String::new(),
+            appendonly: false,
+            appendfilename: "appendonly.aof".into(),
+            appenddirname: "appendonlydir".into(),
+            appendfsync: "everysec",
+            requirepass: String::new(),
+            maxclients: 10000,
+            maxmemory: 0,
+            maxmemory_policy: "noeviction",
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            hz: 10,
+            active_expire_effort: 1,
+            busy_reply_threshold: 5000,
+            lazyfree_lazy_eviction: false,
+            lazyfree_lazy_expire: false,
+            lazyfree_lazy_server_del: false,
+            lazyfree_lazy_user_del: false,
+            lazyfree_lazy_user_flush: false,
+            stop_writes_on_bgsave_error: true,
+            rdbcompression: true,
+            rdbchecksum: true,
+            io_threads: 1,
+            client_output_buffer_limit:
+                "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
+            enable_debug_command: "no",
+        }
+    }
+}
+
+type Check = fn(&Config) -> Result<(), String>;
+
+pub enum Kind {
+    Bool(fn(&mut Config) -> &mut bool),
+    Int {
+        field: fn(&mut Config) -> &mut i64,
+        min: i64,
+        max: i64,
+        /// Accepts memory units (`1gb`, `512mb`) and prints in bytes.
+        memory: bool,
+        /// Prints and parses in octal (unixsocketperm).
+        octal: bool,
+    },
+    Enum(
+        fn(&mut Config) -> &mut &'static str,
+        &'static [&'static str],
+    ),
+    Str(fn(&mut Config) -> &mut String),
+    /// Directives with their own syntax.
+    Special {
+        get: fn(&Config) -> String,
+        set: fn(&mut Config, &[String]) -> Result<(), String>,
+    },
+}
+
+pub struct Directive {
+    pub name: &'static str,
+    pub alias: Option<&'static str>,
+    pub kind: Kind,
+    /// CONFIG SET may change it while running.
+    pub mutable: bool,
+    /// Refuses values that ask for features this build doesn't have, after the value is parsed.
+    pub supported: Option<Check>,
+}
+
+const fn d(name: &'static str, kind: Kind) -> Directive {
+    Directive {
+        name,
+        alias: None,
+        kind,
+        mutable: true,
+        supported: None,
+    }
+}
+
+impl Directive {
+    const fn immutable(mut self) -> Self {
+        self.mutable = false;
+        self
+    }
+    const fn alias(mut self, a: &'static str) -> Self {
+        self.alias = Some(a);
+        self
+    }
+    const fn check(mut self, c: Check) -> Self {
+        self.supported = Some(c);
+        self
+    }
+}
+
+const fn int(field: fn(&mut Config) -> &mut i64, min: i64, max: i64) -> Kind {
+    Kind::Int {
+        field,
+        min,
+        max,
+        memory: false,
+        octal: false,
+    }
+}
+
+const fn mem(field: fn(&mut Config) -> &mut i64, min: i64, max: i64) -> Kind {
+    Kind::Int {
+        field,
+        min,
+        max,
+        memory: true,
+        octal: false,
+    }
+}
+
+const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning", "nothing"];
+const POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+
+pub static DIRECTIVES: &[Directive] = &[
+    d("bind", Kind::Special { get: |c| c.bind.join(" "), set: set_bind }).immutable(),
+    d("port", int(|c| &mut c.port, 0, 65535)).immutable(),
+    d("tcp-backlog", int(|c| &mut c.tcp_backlog, 0, i32::MAX as i64)).immutable(),
+    d("unixsocket", Kind::Str(|c| &mut c.unixsocket)).immutable(),
+    d("unixsocketperm", Kind::Int { field: |c| &mut c.unixsocketperm, min: 0, max: 0o777, memory: false, octal: true }).immutable(),
+    d("timeout", int(|c| &mut c.timeout, 0, i32::MAX as i64)),
+    d("tcp-keepalive", int(|c| &mut c.tcp_keepalive, 0, i32::MAX as i64)),
+    d("protected-mode", Kind::Bool(|c| &mut c.protected_mode)),
+    d("daemonize", Kind::Bool(|c| &mut c.daemonize)).immutable()
+        .check(|c| if c.daemonize { Err("daemonize yes is not supported by Goblin Core: run it in the foreground under your supervisor".into()) } else { Ok(()) }),
+    d("supervised", Kind::Enum(|c| &mut c.supervised, &["upstart", "systemd", "auto", "no"])).immutable()
+        .check(|c| if matches!(c.supervised, "no" | "auto") { Ok(()) } else { Err(format!("supervised {} is not supported by Goblin Core yet", c.supervised)) }),
+    d("pidfile", Kind::Str(|c| &mut c.pidfile)).immutable(),
+    d("loglevel", Kind::Enum(|c| &mut c.loglevel, LOGLEVELS)),
+    d("logfile", Kind::Str(|c| &mut c.logfile)).immutable(),
+    d("databases", int(|c| &mut c.databases, 1, i32::MAX as i64)).immutable(),
+    d("always-show-logo", Kind::Bool(|c| &mut c.always_show_logo)).immutable(),
+    d("save", Kind::Special { get: |c| c.save.clone(), set: set_save })
+        .check(|c| if c.save.is_empty() { Ok(()) } else { Err("RDB snapshots (save points) are not available in this build of Goblin Core yet; use save \"\"".into()) }),
+    d("dbfilename", Kind::Str(|c| &mut c.dbfilename)),
+    d("dir", Kind::Special { get: |c| c.dir.clone(), set: set_dir }),
+    d("appendonly", Kind::Bool(|c| &mut c.appendonly))
+        .check(|c| if c.appendonly { Err("AOF persistence (appendonly yes) is not available in this build of Goblin Core yet".into()) } else { Ok(()) }),
+    d("appendfilename", Kind::Str(|c| &mut c.appendfilename)).immutable(),
+    d("appenddirname", Kind::Str(|c| &mut c.appenddirname)).immutable(),
+    d("appendfsync", Kind::Enum(|c| &mut c.appendfsync, &["always", "everysec", "no"])),
+    d("requirepass", Kind::Str(|c| &mut c.requirepass)),
+    d("maxclients", int(|c| &mut c.maxclients, 1, u32::MAX as i64)),
+    d("maxmemory", mem(|c| &mut c.maxmemory, 0, i64::MAX))
+        .check(|c| if c.maxmemory == 0 { Ok(()) } else { Err("a maxmemory limit (and eviction) is not available in this build of Goblin Core yet; use maxmemory 0".into()) }),
+    d("maxmemory-policy", Kind::Enum(|c| &mut c.maxmemory_policy, POLICIES)),
+    d("proto-max-bulk-len", mem(|c| &mut c.proto_max_bulk_len, 1024 * 1024, i64::MAX)),
+    d("client-query-buffer-limit", mem(|c| &mut c.client_query_buffer_limit, 1024 * 1024, i64::MAX)),
+    d("hz", int(|c| &mut c.hz, 0, i32::MAX as i64)),
+    d("active-expire-effort", int(|c| &mut c.active_expire_effort, 1, 10)),
+    d("busy-reply-threshold", int(|c| &mut c.busy_reply_threshold, 0, i64::MAX)).alias("lua-time-limit"),
+    d("lazyfree-lazy-eviction", Kind::Bool(|c| &mut c.lazyfree_lazy_eviction)),
+    d("lazyfree-lazy-expire", Kind::Bool(|c| &mut c.lazyfree_lazy_expire)),
+    d("lazyfree-lazy-server-del", Kind::Bool(|c| &mut c.lazyfree_lazy_server_del)),
+    d("lazyfree-lazy-user-del", Kind::Bool(|c| &mut c.lazyfree_lazy_user_del)),
+    d("lazyfree-lazy-user-flush", Kind::Bool(|c| &mut c.lazyfree_lazy_user_flush)),
+    d("stop-writes-on-bgsave-error", Kind::Bool(|c| &mut c.stop_writes_on_bgsave_error)),
+    d("rdbcompression", Kind::Bool(|c| &mut c.rdbcompression)),
+    d("rdbchecksum", Kind::Bool(|c| &mut c.rdbchecksum)).immutable(),
+    d("io-threads", int(|c| &mut c.io_threads, 1, 128)).immutable()
+        .check(|c| if c.io_threads == 1 { Ok(()) } else { Err("Goblin Core runs on one thread by design: io-threads must be 1".into()) }),
+    d("enable-debug-command", Kind::Enum(|c| &mut c.enable_debug_command, &["no", "yes", "local"])).immutable(),
+    d("client-output-buffer-limit", Kind::Special { get: |c| c.client_output_buffer_limit.clone(), set: set_output_limit }),
+];
+
+fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {
+    if args.is_empty() || args.len() > 16 {
+        return Err("Too many bind addresses specified.".into());
+    }
+    c.bind = args.to_vec();
+    Ok(())
+}
+
+fn set_save(c: &mut Config, args: &[String]) -> Result<(), String> {
+    // Each `save` line adds save points; `save ""` clears them, as in Redis.
+    let joined = args.join(" ");
+    let parts: Vec<&str> = joined.split_whitespace().collect();
+    if parts.len() % 2 != 0 {
+        return Err("Invalid save parameters".into());
+    }
+    for p in &parts {
+        if p.parse::<i64>().map_or(true, |n| n < 0) {
+            return Err("Invalid save parameters".into());
+        }
+    }
+    c.save = parts.join(" ");
+    Ok(())
+}
+
+fn set_dir(c: &mut Config, args: &[String]) -> Result<(), String> {
+    let [dir] = args else {
+        return Err("wrong number of arguments".into());
+    };
+    std::env::set_current_dir(dir).map_err(|e| os_error_text(&e))?;
+    c.dir = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| dir.clone());
+    Ok(())
+}
+
+fn os_error_text(e: &std::io::Error) -> String {
+    // strerror's wording, as Redis prints it (without Rust's " (os error N)").
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn set_output_limit(c: &mut Config, args: &[String]) -> Result<(), String> {
+    let parts: Vec<String> = args
+        .join(" ")
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    if parts.is_empty() || parts.len() % 4 != 0 {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut current: Vec<(String, String)> = c
+        .client_output_buffer_limit
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .map(|ch| (ch[0].to_string(), ch[1..].join(" ")))
+        .collect();
+    for ch in parts.chunks(4) {
+        let class = match ch[0].to_ascii_lowercase().as_str() {
+            "normal" => "normal",
+            "slave" | "replica" => "slave",
+            "pubsub" => "pubsub",
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
+        };
+        let hard = parse_memory(&ch[1]);
+        let soft = parse_memory(&ch[2]);
+        let secs = ch[3].parse::<i64>().ok().filter(|&s| s >= 0);
+        let (Some(hard), Some(soft), Some(secs)) = (hard, soft, secs) else {
+            return Err(
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into(),
+            );
+        };
+        let entry = current
+            .iter_mut()
+            .find(|(k, _)| k == class)
+            .expect("all classes listed");
+        entry.1 = format!("{hard} {soft} {secs}");
+    }
+    c.client_output_buffer_limit = current
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(())
+}
+
+/// Redis's `memtoull`: a number with an optional k/kb/m/mb/g/gb unit (k = 1000, kb = 1024, ...).
+pub fn parse_memory(s: &str) -> Option<i64> {
+    let lower = s.to_ascii_lowercase();
+    let digits_end = lower
+        .find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '.'))
+        .unwrap_or(lower.len());
+    let (num, unit) = lower.split_at(digits_end);
+    let mul: i64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    let n: i64 = num.parse().ok()?;
+    if n < 0 {
+        return None;
+    }
+    n.checked_mul(mul)
+}
+
+pub fn find(name: &str) -> Option<&'static Directive> {
+    let lower = name.to_ascii_lowercase();
+    DIRECTIVES
+        .iter()
+        .find(|d| d.name == lower || d.alias == Some(lower.as_str()))
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+impl Directive {
+    /// Sets this directive from its arguments, with Redis's messages for bad values.
+    pub fn set(&self, c: &mut Config, args: &[String]) -> Result<(), String> {
+        let single = || -> Result<&String, String> {
+            match args {
+                [one] => Ok(one),
+                _ => Err("wrong number of arguments".into()),
+            }
+        };
+        match &self.kind {
+            Kind::Bool(f) => {
+                *f(c) = parse_bool(single()?).ok_or("argument must be 'yes' or 'no'")?;
+            }
+            Kind::Int {
+                field,
+                min,
+                max,
+                memory,
+                octal,
+            } => {
+                let s = single()?;
+                let v = if *octal {
+                    i64::from_str_radix(s, 8)
+                        .map_err(|_| "argument couldn't be parsed into an integer")?
+                } else if *memory {
+                    parse_memory(s).ok_or("argument must be a memory value")?
+                } else {
+                    s.parse::<i64>()
+                        .map_err(|_| "argument couldn't be parsed into an integer")?
+                };
+                if v < *min || v > *max {
+                    return Err(format!(
+                        "argument must be between {min} and {max} inclusive"
+                    ));
+                }
+                *field(c) = v;
+            }
+            Kind::Enum(f, values) => {
+                let s = single()?.to_ascii_lowercase();
+                let v = values.iter().find(|v| **v == s).ok_or_else(|| {
+                    format!(
+                        "argument(s) must be one of the following: {}",
+                        values.join(", ")
+                    )
+                })?;
+                *f(c) = v;
+            }
+            Kind::Str(f) => *f(c) = single()?.clone(),
+            Kind::Special { set, .. } => set(c, args)?,
+        }
+        match self.supported {
+            Some(check) => check(c),
+            None => Ok(()),
+        }
+    }
+
+    pub fn get(&self, c: &mut Config) -> String {
+        match &self.kind {
+            Kind::Bool(f) => if *f(c) { "yes" } else { "no" }.into(),
+            Kind::Int {
+                field, octal: true, ..
+            } => format!("{:o}", *field(c)),
+            Kind::Int { field, .. } => field(c).to_string(),
+            Kind::Enum(f, _) => f(c).to_string(),
+            Kind::Str(f) => f(c).clone(),
+            Kind::Special { get, .. } => get(c),
+        }
+    }
+}
+
+/// Directives matching a CONFIG GET pattern, as (name, value) pairs; aliases match too.
+pub fn get_matching(c: &mut Config, pattern: &[u8]) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for d in DIRECTIVES {
+        if glob::matches(pattern, d.name.as_bytes(), true) {
+            out.push((d.name, d.get(c)));
+        }
+        if let Some(a) = d.alias {
+            if glob::matches(pattern, a.as_bytes(), true) {
+                out.push((a, d.get(c)));
+            }
+        }
+    }
+    out
+}
+
+/// One directive line as read from a file or the command line.
+pub struct Line {
+    pub number: usize,
+    pub text: String,
+    pub args: Vec<String>,
+}
+
+/// A configuration error, printed as Redis prints one before exiting.
+pub struct ConfigError {
+    pub line: usize,
+    pub text: String,
+    pub msg: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{}",
+            self.line, self.text, self.msg
+        )
+    }
+}
+
+/// Splits config text into directive lines (comments and blank lines skipped).
+pub fn split_lines(text: &str, first_line: usize) -> Result<Vec<Line>, ConfigError> {
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let trimmed = raw.trim_matches(|c: char| c == ' ' || c == '\t' || c == '\r');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let mut buf = Vec::new();
+        let mut spans = Vec::new();
+        let number = first_line + i;
+        if split_args(trimmed.as_bytes(), &mut buf, &mut spans).is_err() {
+            return Err(ConfigError {
+                line: number,
+                text: trimmed.to_string(),
+                msg: "Unbalanced quotes in configuration line".into(),
+            });
+        }
+        let args = spans
+            .iter()
+            .map(|&(s, e)| String::from_utf8_lossy(&buf[s..e]).into_owned())
+            .collect();
+        lines.push(Line {
+            number,
+            text: trimmed.to_string(),
+            args,
+        });
+    }
+    Ok(lines)
+}
+
+/// Applies directive lines in order; `include` reads another file in place.
+pub fn apply_lines(c: &mut Config, lines: Vec<Line>, depth: usize) -> Result<(), ConfigError> {
+    for line in lines {
+        let fail = |msg: String| ConfigError {
+            line: line.number,
+            text: line.text.clone(),
+            msg,
+        };
+        let Some((name, values)) = line.args.split_first() else {
+            continue;
+        };
+        if name.eq_ignore_ascii_case("include") {
+            let [path] = values else {
+                return Err(fail("Bad directive or wrong number of arguments".into()));
+            };
+            if depth > 16 {
+                return Err(fail("Too many nested includes".into()));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                fail(format!(
+                    "Fatal error, can't open config file '{path}': {}",
+                    os_error_text(&e)
+                ))
+            })?;
+            apply_lines(c, split_lines(&text, 1)?, depth + 1)?;
+            continue;
+        }
+        let Some(dir) = find(name) else {
+            return Err(fail("Bad directive or wrong number of arguments".into()));
+        };
+        dir.set(c, values).map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// Loads the configuration as redis-server does: the file (or `-` for stdin) first, then each
+/// `--name value ...` from the command line as one more line.
+pub fn load(file: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
+    let mut c = Config::default();
+    let mut text = String::new();
+    if let Some(path) = file {
+        let read = if path == Path::new("-") {
+            std::io::read_to_string(std::io::stdin())
+        } else {
+            std::fs::read_to_string(path)
+        };
+        text = read.map_err(|e| ConfigError {
+            line: 0,
+            text: path.display().to_string(),
+            msg: format!(
+                "Fatal error, can't open config file '{}': {}",
+                path.display(),
+                os_error_text(&e)
+            ),
+        })?;
+    }
+    let mut lines = split_lines(&text, 1)?;
+    let mut number = text.lines().count() + 1;
+    let mut current: Option<Line> = None;
+    for arg in overrides {
+        if let Some(name) = arg.strip_prefix("--").filter(|n| !n.is_empty()) {
+            lines.extend(current.take());
+            current = Some(Line {
+                number,
+                text: name.to_string(),
+                args: vec![name.to_string()],
+            });
+            number += 1;
+        } else if let Some(line) = current.as_mut() {
+            let _ = write!(line.text, " {}", quote_if_needed(arg));
+            line.args.push(arg.clone());
+        } else {
+            return Err(ConfigError {
+                line: number,
+                text: arg.clone(),
+                msg: "Bad directive or wrong number of arguments".into(),
+            });
+        }
+    }
+    lines.extend(current);
+    apply_lines(&mut c, lines, 0)?;
+    Ok(c)
+}
+
+fn quote_if_needed(arg: &str) -> String {
+    if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+        format!("{arg:?}")
+    } else {
+        arg.to_string()
+    }
+}
+
+/// CONFIG REWRITE: rewrites the config file in place, keeping its comments and the order of its
+/// lines, replacing each directive's lines with its current value, and appending directives that
+/// now differ from their defaults.
+pub fn rewrite(c: &mut Config, path: &PathBuf) -> Result<(), String> {
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let defaults = &mut Config::default();
+    let mut written: Vec<&'static str> = Vec::new();
+    let mut out = String::new();
+    for raw in old.lines() {
+        let trimmed = raw.trim();
+        let name = trimmed.split_whitespace().next().unwrap_or("");
+        if trimmed.starts_with('#') || name.is_empty() || name.eq_ignore_ascii_case("include") {
+            out.push_str(raw);
+            out.push('\n');
+            continue;
+        }
+        match find(name) {
+            Some(d) if !written.contains(&d.name) => {
+                written.push(d.name);
+                out.push_str(&format_line(d, c));
+                out.push('\n');
+            }
+            Some(_) => {} // a later line of a directive already written (e.g. several `save` lines)
+            None => {
+                out.push_str(raw);
+                out.push('\n');
+            }
+        }
+    }
+    let mut appended = false;
+    for d in DIRECTIVES {
+        if written.contains(&d.name) || d.get(c) == d.get(defaults) {
+            continue;
+        }
+        if !appended {
+            out.push_str("# Generated by CONFIG REWRITE\n");
+            appended = true;
+        }
+        out.push_str(&format_line(d, c));
+        out.push('\n');
+    }
+    let tmp = path.with_extension("tmp-rewrite");
+    std::fs::write(&tmp, out).map_err(|e| os_error_text(&e))?;
+    std::fs::rename(&tmp, path).map_err(|e| os_error_text(&e))
+}
+
+fn format_line(d: &Directive, c: &mut Config) -> String {
+    let v = d.get(c);
+    match d.kind {
+        Kind::Special { .. } if d.name == "bind" || d.name == "client-output-buffer-limit" => {
+            format!("{} {}", d.name, v)
+        }
+        _ if v.is_empty() || v.contains(|ch: char| ch.is_whitespace() || ch == '"') => {
+            format!("{} {:?}", d.name, v)
+        }
+        _ => format!("{} {}", d.name, v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("12"), Some(12));
+        assert_eq!(parse_memory("1zb"), None);
+    }
+
+    #[test]
+    fn bad_line_is_named() {
+        let e = apply_lines(
+            &mut Config::default(),
+            split_lines("port 6380\nnosuch 1\n", 1).ok().unwrap(),
+            0,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.line, 2);
+        assert_eq!(e.text, "nosuch 1");
+    }
+}

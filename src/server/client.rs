@@ -1,0 +1,185 @@
+//! A connected client: its socket, query buffer and parser, reply buffer, and per-connection state
+//! (selected db, protocol, name, auth, CLIENT REPLY mode).
+
+use std::io::{self, Read, Write};
+use std::time::Instant;
+
+use mio::net::{TcpStream, UnixStream};
+
+use crate::resp::parser::Parser;
+use crate::resp::reply::Reply;
+
+pub enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.read(buf),
+            Conn::Unix(s) => s.read(buf),
+        }
+    }
+
+    pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.write(buf),
+            Conn::Unix(s) => s.write(buf),
+        }
+    }
+
+    pub fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            Conn::Tcp(s) => s,
+            Conn::Unix(s) => s,
+        }
+    }
+
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Conn::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Conn::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Discard the reply of the next command only.
+    SkipNext,
+    /// Discarding the reply of the command now running (the one after CLIENT REPLY SKIP).
+    Skipping,
+}
+
+pub struct Client {
+    pub id: u64,
+    pub conn: Conn,
+    pub fd: i32,
+    pub addr: String,
+    pub laddr: String,
+    pub is_unix: bool,
+    pub name: Vec<u8>,
+    pub lib_name: Vec<u8>,
+    pub lib_ver: Vec<u8>,
+    pub created: Instant,
+    pub last_interaction: Instant,
+    pub db: usize,
+    pub authenticated: bool,
+    /// Close once the pending replies are written (QUIT, protocol errors, CLIENT KILL of self).
+    pub close_after_reply: bool,
+    pub query: Vec<u8>,
+    pub parser: Parser,
+    pub out: Reply,
+    /// Bytes of `out.buf` already written to the socket.
+    pub sent: usize,
+    pub last_cmd: &'static str,
+    pub reply_mode: ReplyMode,
+    pub no_evict: bool,
+    pub no_touch: bool,
+    /// WRITABLE interest is registered (the kernel buffer filled up).
+    pub want_write: bool,
+}
+
+impl Client {
+    pub fn new(id: u64, conn: Conn, fd: i32, addr: String, laddr: String, is_unix: bool) -> Client {
+        let now = Instant::now();
+        Client {
+            id,
+            conn,
+            fd,
+            addr,
+            laddr,
+            is_unix,
+            name: Vec::new(),
+            lib_name: Vec::new(),
+            lib_ver: Vec::new(),
+            created: now,
+            last_interaction: now,
+            db: 0,
+            authenticated: false,
+            close_after_reply: false,
+            query: Vec::new(),
+            parser: Parser::default(),
+            out: Reply::new(false),
+            sent: 0,
+            last_cmd: "NULL",
+            reply_mode: ReplyMode::On,
+            no_evict: false,
+            no_touch: false,
+            want_write: false,
+        }
+    }
+
+    pub fn pending_output(&self) -> usize {
+        self.out.buf.len() - self.sent
+    }
+
+    /// Writes as much pending output as the socket takes. `Ok(true)` when all is written.
+    pub fn flush(&mut self, net_out: &mut u64) -> io::Result<bool> {
+        while self.sent < self.out.buf.len() {
+            match self.conn.write(&self.out.buf[self.sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.sent += n;
+                    *net_out += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        self.sent = 0;
+        self.out.buf.clear();
+        // Give back memory after a huge reply, but keep a normal working size.
+        if self.out.buf.capacity() > 1 << 20 {
+            self.out.buf.shrink_to(16 * 1024);
+        }
+        Ok(true)
+    }
+
+    /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
+    pub fn info_line(&self, resp: u8) -> String {
+        let mut flags = String::new();
+        if self.close_after_reply {
+            flags.push('c');
+        }
+        if self.no_evict {
+            flags.push('e');
+        }
+        if self.no_touch {
+            flags.push('T');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        let events = if self.want_write { "rw" } else { "r" };
+        let qbuf = self.query.len();
+        let omem = self.out.buf.capacity();
+        format!(
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            self.fd,
+            String::from_utf8_lossy(&self.name),
+            self.created.elapsed().as_secs(),
+            self.last_interaction.elapsed().as_secs(),
+            flags,
+            self.db,
+            qbuf,
+            self.query.capacity().saturating_sub(qbuf),
+            omem,
+            self.out.buf.len(),
+            self.pending_output(),
+            qbuf + omem + std::mem::size_of::<Client>(),
+            events,
+            self.last_cmd,
+            resp,
+            String::from_utf8_lossy(&self.lib_name),
+            String::from_utf8_lossy(&self.lib_ver),
+        )
+    }
+}

@@ -1,0 +1,613 @@
+//! The server: one `mio` reactor on one thread. Listeners accept into a `slab` of clients; readable
+//! clients have every complete command in their query buffer executed inline through the gate, with
+//! replies appended to their reply buffer; once per loop turn every client with output is flushed
+//! (WRITABLE interest only while the kernel buffer is full), so a pipeline gets its replies in as few
+//! writes as the socket takes. A timer runs the cron (`hz`): active expiry, idle timeouts, stats.
+//!
+//! Entry points: `Server::new` (binds), `Server::run` (until SHUTDOWN or a signal).
+
+pub mod client;
+pub mod gate;
+mod signals;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, UnixListener};
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+
+use crate::cmd::{Ctx, Table};
+use crate::config::Config;
+use crate::resp::parser::{Limits, Parsed};
+use crate::store::Db;
+use crate::util::clock;
+use crate::{notice, verbose, warning};
+use client::{Client, Conn};
+
+/// Everything commands work on, apart from the clients.
+pub struct State {
+    pub config: Config,
+    pub config_file: Option<PathBuf>,
+    pub dbs: Vec<Db>,
+    pub table: Table,
+    pub stats: Stats,
+    /// Changes since start (Redis's `server.dirty`), for INFO and later for save points.
+    pub dirty: u64,
+    pub shutdown: Option<Shutdown>,
+    pub started: Instant,
+    pub run_id: String,
+    pub tcp_port: u16,
+    /// Clients CLIENT KILL closed, to be dropped after the current batch.
+    pub kill_list: Vec<usize>,
+    next_client_id: u64,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Shutdown {
+    Requested,
+    Signal(i32),
+}
+
+#[derive(Default)]
+pub struct Stats {
+    pub total_connections_received: u64,
+    pub total_commands_processed: u64,
+    pub rejected_connections: u64,
+    pub total_net_input_bytes: u64,
+    pub total_net_output_bytes: u64,
+    pub total_error_replies: u64,
+    pub errorstats: HashMap<String, u64>,
+    /// (time, commands) samples for instantaneous_ops_per_sec.
+    pub ops_samples: Vec<(Instant, u64)>,
+    pub expired_stale_perc: f64,
+    pub expire_cycle_cpu_ms: u64,
+}
+
+impl State {
+    pub fn new(config: Config, config_file: Option<PathBuf>) -> State {
+        let dbs = (0..config.databases).map(|_| Db::default()).collect();
+        let run_id: String = (0..40)
+            .map(|_| char::from_digit((crate::util::rand_u64() % 16) as u32, 16).unwrap())
+            .collect();
+        State {
+            config,
+            config_file,
+            dbs,
+            table: Table::build(),
+            stats: Stats::default(),
+            dirty: 0,
+            shutdown: None,
+            started: Instant::now(),
+            run_id,
+            tcp_port: 0,
+            kill_list: Vec::new(),
+            next_client_id: 1,
+        }
+    }
+
+    pub fn instantaneous_ops(&self) -> u64 {
+        let s = &self.stats.ops_samples;
+        match (s.first(), s.last()) {
+            (Some(a), Some(b)) if b.0 > a.0 => {
+                ((b.1 - a.1) as f64 / (b.0 - a.0).as_secs_f64()).round() as u64
+            }
+            _ => 0,
+        }
+    }
+}
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
+const LISTENER_BASE: usize = usize::MAX - 64;
+
+pub struct Server {
+    poll: Poll,
+    listeners: Vec<Listener>,
+    pub clients: Slab<Client>,
+    pub state: State,
+    signals: signals::SignalPipe,
+    /// Clients that have output to flush this turn.
+    pending: Vec<usize>,
+    read_buf: Vec<u8>,
+}
+
+const READ_CHUNK: usize = 16 * 1024;
+
+impl Server {
+    pub fn new(state: State) -> io::Result<Server> {
+        let poll = Poll::new()?;
+        let mut listeners = Vec::new();
+        let mut state = state;
+        let cfg = &state.config;
+        if cfg.port != 0 {
+            for b in &cfg.bind {
+                let (optional, host) = match b.strip_prefix('-') {
+                    Some(h) => (true, h),
+                    None => (false, b.as_str()),
+                };
+                let host = match host {
+                    "*" => "0.0.0.0",
+                    "::*" => "::",
+                    h => h,
+                };
+                let addr: SocketAddr = match host.parse::<std::net::IpAddr>() {
+                    Ok(ip) => SocketAddr::new(ip, cfg.port as u16),
+                    Err(_) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("Invalid bind address '{host}'"),
+                        ))
+                    }
+                };
+                match TcpListener::bind(addr) {
+                    Ok(l) => {
+                        set_backlog(&l, cfg.tcp_backlog);
+                        state.tcp_port = l.local_addr()?.port();
+                        listeners.push(Listener::Tcp(l));
+                    }
+                    Err(e) if optional => {
+                        verbose!("Could not bind optional address {addr}: {e}");
+                    }
+                    Err(e) => {
+                        warning!(
+                            "Warning: Could not create server TCP listening socket {addr}: {e}"
+                        );
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        if !cfg.unixsocket.is_empty() {
+            let _ = std::fs::remove_file(&cfg.unixsocket);
+            let l = UnixListener::bind(&cfg.unixsocket)?;
+            if cfg.unixsocketperm != 0 {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(
+                    &cfg.unixsocket,
+                    std::fs::Permissions::from_mode(cfg.unixsocketperm as u32),
+                )?;
+            }
+            listeners.push(Listener::Unix(l));
+        }
+        if listeners.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "Configured to not listen anywhere, exiting.",
+            ));
+        }
+        for (i, l) in listeners.iter_mut().enumerate() {
+            let token = Token(LISTENER_BASE + i);
+            match l {
+                Listener::Tcp(t) => poll.registry().register(t, token, Interest::READABLE)?,
+                Listener::Unix(u) => poll.registry().register(u, token, Interest::READABLE)?,
+            }
+        }
+        let mut signals = signals::SignalPipe::install()?;
+        poll.registry()
+            .register(signals.source(), SIGNAL_TOKEN, Interest::READABLE)?;
+        Ok(Server {
+            poll,
+            listeners,
+            clients: Slab::new(),
+            state,
+            signals,
+            pending: Vec::new(),
+            read_buf: vec![0u8; READ_CHUNK],
+        })
+    }
+
+    pub fn tcp_port(&self) -> u16 {
+        self.state.tcp_port
+    }
+
+    /// Runs the event loop until a shutdown is requested.
+    pub fn run(&mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        let mut next_cron = Instant::now();
+        loop {
+            let now = Instant::now();
+            let timeout = next_cron.saturating_duration_since(now);
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                let t = ev.token().0;
+                if ev.token() == SIGNAL_TOKEN {
+                    if let Some(sig) = self.signals.drain() {
+                        self.state.shutdown = Some(Shutdown::Signal(sig));
+                    }
+                } else if t >= LISTENER_BASE {
+                    self.accept(t - LISTENER_BASE);
+                } else {
+                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                        self.read_client(t);
+                    }
+                    if ev.is_writable() && self.clients.contains(t) {
+                        self.pending.push(t);
+                    }
+                }
+            }
+            self.flush_pending();
+            if Instant::now() >= next_cron {
+                self.cron();
+                let hz = self.state.config.hz.clamp(1, 500) as u64;
+                next_cron = Instant::now() + Duration::from_micros(1_000_000 / hz);
+            }
+            if let Some(why) = self.state.shutdown {
+                self.prepare_shutdown(why);
+                return Ok(());
+            }
+        }
+    }
+
+    fn accept(&mut self, which: usize) {
+        loop {
+            let accepted = match &self.listeners[which] {
+                Listener::Tcp(l) => l.accept().map(|(s, peer)| {
+                    let laddr = s.local_addr().map(|a| a.to_string()).unwrap_or_default();
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+                    let _ = s.set_nodelay(true);
+                    set_keepalive(fd, self.state.config.tcp_keepalive);
+                    (
+                        Conn::Tcp(s),
+                        fd,
+                        peer.to_string(),
+                        laddr,
+                        false,
+                        peer.ip().is_loopback(),
+                    )
+                }),
+                Listener::Unix(l) => l.accept().map(|(s, _)| {
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+                    let path = self.state.config.unixsocket.clone();
+                    (Conn::Unix(s), fd, format!("{path}:0"), path, true, true)
+                }),
+            };
+            let (mut conn, fd, addr, laddr, is_unix, local) = match accepted {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    warning!("Accepting client connection: {e}");
+                    return;
+                }
+            };
+            self.state.stats.total_connections_received += 1;
+            let cfg = &self.state.config;
+            if self.clients.len() as i64 >= cfg.maxclients {
+                let _ = conn.write(b"-ERR max number of clients reached\r\n");
+                self.state.stats.rejected_connections += 1;
+                continue;
+            }
+            if cfg.protected_mode && cfg.requirepass.is_empty() && !local {
+                let _ = conn.write(PROTECTED_MODE_ERROR.as_bytes());
+                self.state.stats.rejected_connections += 1;
+                continue;
+            }
+            let entry = self.clients.vacant_entry();
+            let token = Token(entry.key());
+            if let Err(e) = self
+                .poll
+                .registry()
+                .register(conn.source(), token, Interest::READABLE)
+            {
+                warning!("Registering client: {e}");
+                continue;
+            }
+            let id = self.state.next_client_id;
+            self.state.next_client_id += 1;
+            verbose!("Accepted {addr}");
+            let mut c = Client::new(id, conn, fd, addr, laddr, is_unix);
+            c.authenticated = self.state.config.requirepass.is_empty();
+            entry.insert(c);
+            // Data may have arrived with the connection (edge-triggered): read it now.
+            self.read_client(token.0);
+        }
+    }
+
+    fn read_client(&mut self, key: usize) {
+        let Some(c) = self.clients.get_mut(key) else {
+            return;
+        };
+        let mut closed = false;
+        loop {
+            match c.conn.read(&mut self.read_buf) {
+                Ok(0) => {
+                    closed = true;
+                    break;
+                }
+                Ok(n) => {
+                    c.query.extend_from_slice(&self.read_buf[..n]);
+                    self.state.stats.total_net_input_bytes += n as u64;
+                    if c.query.len() as i64 > self.state.config.client_query_buffer_limit {
+                        warning!(
+                            "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
+                            c.id,
+                            c.addr,
+                            String::from_utf8_lossy(&c.query[..c.query.len().min(64)])
+                        );
+                        self.close_client(key);
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        c.last_interaction = Instant::now();
+        self.process_input(key);
+        if closed && self.clients.contains(key) {
+            self.close_client(key);
+        }
+    }
+
+    /// Executes every complete command in the client's query buffer.
+    fn process_input(&mut self, key: usize) {
+        let c = &mut self.clients[key];
+        if c.close_after_reply {
+            return;
+        }
+        let query = std::mem::take(&mut c.query);
+        let mut parser = std::mem::take(&mut c.parser);
+        let mut out = std::mem::take(&mut c.out);
+        let mut authenticated = c.authenticated;
+        loop {
+            let limits = Limits {
+                proto_max_bulk_len: self.state.config.proto_max_bulk_len,
+                unauthenticated: !authenticated && !self.state.config.requirepass.is_empty(),
+            };
+            match parser.next(&query, &limits) {
+                Parsed::Command => {
+                    let args = parser.args(&query);
+                    let db = self.clients[key].db;
+                    let mut ctx = Ctx {
+                        srv: &mut self.state,
+                        clients: &mut self.clients,
+                        id: key,
+                        db,
+                        out: &mut out,
+                    };
+                    gate::execute(&mut ctx, args);
+                    let c = &self.clients[key];
+                    authenticated = c.authenticated;
+                    if c.close_after_reply || self.state.shutdown.is_some() {
+                        break;
+                    }
+                }
+                Parsed::Incomplete => break,
+                Parsed::Error(msg) => {
+                    let c = &self.clients[key];
+                    verbose!(
+                        "Protocol error ({msg}) from client: id={} addr={}",
+                        c.id,
+                        c.addr
+                    );
+                    out.err(&msg);
+                    self.clients[key].close_after_reply = true;
+                    break;
+                }
+            }
+        }
+        let c = &mut self.clients[key];
+        let mut query = query;
+        let consumed = parser.pending_from();
+        if consumed > 0 {
+            query.drain(..consumed);
+            parser.shift(consumed);
+        }
+        if query.is_empty() && query.capacity() > 64 * 1024 {
+            query = Vec::new();
+        }
+        c.query = query;
+        c.parser = parser;
+        c.out = out;
+        for code in c.out.errors.drain(..) {
+            *self.state.stats.errorstats.entry(code).or_insert(0) += 1;
+            self.state.stats.total_error_replies += 1;
+        }
+        if c.pending_output() > 0 || c.close_after_reply {
+            self.pending.push(key);
+        }
+    }
+
+    /// Writes every client with pending output; those the kernel won't take more from get WRITABLE.
+    fn flush_pending(&mut self) {
+        for key in std::mem::take(&mut self.state.kill_list) {
+            self.close_client(key);
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_unstable();
+        pending.dedup();
+        for key in pending.drain(..) {
+            let Some(c) = self.clients.get_mut(key) else {
+                continue;
+            };
+            match c.flush(&mut self.state.stats.total_net_output_bytes) {
+                Ok(true) => {
+                    if c.close_after_reply {
+                        self.close_client(key);
+                        continue;
+                    }
+                    if c.want_write {
+                        c.want_write = false;
+                        let _ = self.poll.registry().reregister(
+                            c.conn.source(),
+                            Token(key),
+                            Interest::READABLE,
+                        );
+                    }
+                }
+                Ok(false) => {
+                    if !c.want_write {
+                        c.want_write = true;
+                        let _ = self.poll.registry().reregister(
+                            c.conn.source(),
+                            Token(key),
+                            Interest::READABLE | Interest::WRITABLE,
+                        );
+                    }
+                }
+                Err(_) => self.close_client(key),
+            }
+        }
+        self.pending = pending;
+    }
+
+    fn close_client(&mut self, key: usize) {
+        if let Some(mut c) = self.clients.try_remove(key) {
+            let _ = self.poll.registry().deregister(c.conn.source());
+            c.conn.shutdown();
+            verbose!("Client closed connection id={} addr={}", c.id, c.addr);
+        }
+    }
+
+    /// The periodic job: close clients CLIENT KILL marked, idle timeouts, active expiry, ops sampling.
+    fn cron(&mut self) {
+        clock::update();
+        let kill: Vec<usize> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| c.close_after_reply && c.pending_output() == 0)
+            .map(|(k, _)| k)
+            .collect();
+        for k in kill {
+            self.close_client(k);
+        }
+        let timeout = self.state.config.timeout;
+        if timeout > 0 {
+            let idle: Vec<usize> = self
+                .clients
+                .iter()
+                .filter(|(_, c)| c.last_interaction.elapsed().as_secs() as i64 > timeout)
+                .map(|(k, _)| k)
+                .collect();
+            for k in idle {
+                verbose!("Closing idle client");
+                self.close_client(k);
+            }
+        }
+        self.active_expire();
+        let samples = &mut self.state.stats.ops_samples;
+        samples.push((Instant::now(), self.state.stats.total_commands_processed));
+        if samples.len() > 16 {
+            samples.remove(0);
+        }
+    }
+
+    /// Redis's slow active expiry cycle: at most 25% of a cron period, spread over every database.
+    fn active_expire(&mut self) {
+        let hz = self.state.config.hz.clamp(1, 500) as u64;
+        let effort = self.state.config.active_expire_effort.clamp(1, 10) as usize;
+        let per_round = 20 + 5 * (effort - 1);
+        let budget_us = 1_000_000 * (25 + 2 * (effort as u64 - 1)) / 100 / hz;
+        let start = clock::monotonic_us();
+        let deadline = start + budget_us;
+        let (mut sampled, mut expired) = (0, 0);
+        for db in &mut self.state.dbs {
+            let run = db.active_expire_cycle(per_round, deadline);
+            sampled += run.sampled;
+            expired += run.expired;
+            if clock::monotonic_us() >= deadline {
+                break;
+            }
+        }
+        if sampled > 0 {
+            let perc = expired as f64 / sampled as f64;
+            let s = &mut self.state.stats;
+            s.expired_stale_perc = perc * 0.05 + s.expired_stale_perc * 0.95;
+        }
+        self.state.stats.expire_cycle_cpu_ms += (clock::monotonic_us() - start) / 1000;
+    }
+
+    fn prepare_shutdown(&mut self, why: Shutdown) {
+        match why {
+            Shutdown::Signal(sig) => warning!(
+                "Received {} scheduling shutdown...",
+                if sig == libc::SIGINT {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                }
+            ),
+            Shutdown::Requested => warning!("User requested shutdown..."),
+        }
+        let keys: Vec<usize> = self.clients.iter().map(|(k, _)| k).collect();
+        for k in keys {
+            // Replies already produced (e.g. to a pipeline before SHUTDOWN) still go out.
+            let c = &mut self.clients[k];
+            let _ = c.flush(&mut self.state.stats.total_net_output_bytes);
+            self.close_client(k);
+        }
+        let cfg = &self.state.config;
+        if !cfg.unixsocket.is_empty() {
+            let _ = std::fs::remove_file(&cfg.unixsocket);
+        }
+        if !cfg.pidfile.is_empty() {
+            let _ = std::fs::remove_file(&cfg.pidfile);
+        }
+        warning!("Goblin Core is now ready to exit, bye bye...");
+    }
+}
+
+fn set_backlog(l: &TcpListener, backlog: i64) {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(l);
+    // SAFETY: listen() on our own listening socket only changes its backlog.
+    unsafe {
+        libc::listen(fd, backlog as libc::c_int);
+    }
+}
+
+/// TCP keepalive as Redis's `anetKeepAlive`: first probe after `interval`, then every third of it.
+fn set_keepalive(fd: i32, interval: i64) {
+    if interval <= 0 {
+        return;
+    }
+    let set = |level, opt, val: libc::c_int| {
+        // SAFETY: setsockopt with a valid int option on our own socket.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                opt,
+                &val as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    };
+    let interval = interval.min(i32::MAX as i64) as libc::c_int;
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, interval);
+    set(
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPINTVL,
+        (interval / 3).max(1),
+    );
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
+}
+
+const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+/// Logs the start-up lines a Redis user expects to see.
+pub fn log_ready(server: &Server) {
+    notice!("Server initialized");
+    if server.state.tcp_port != 0 {
+        notice!("Ready to accept connections tcp");
+    }
+    if !server.state.config.unixsocket.is_empty() {
+        notice!("Ready to accept connections unix");
+    }
+}

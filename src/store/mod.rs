@@ -1,0 +1,230 @@
+//! The keyspace: `Db` (one numbered database: a `Dict` of entries plus the set of keys with a TTL) and
+//! the values it holds. Expiry is as Redis's: lazy on every lookup, plus `active_expire_cycle`, run
+//! from the reactor's timer, which samples keys with a TTL and reclaims the expired ones.
+//!
+//! Entry points: `Db::lookup` (read, with lazy expiry), `Db::lookup_mut`, `Db::set`, `Db::remove`,
+//! `Db::set_expire`, `Db::persist`, `Db::active_expire_cycle`.
+
+pub mod dict;
+pub mod glob;
+pub mod value;
+
+pub use dict::Dict;
+pub use value::{Str, Value};
+
+use crate::util::{clock, rand_u64};
+
+pub struct Entry {
+    pub val: Value,
+    /// Absolute expiry in Unix milliseconds, or `NO_EXPIRE`.
+    pub expire_at: i64,
+    /// Position of this key's slot in `Db::expiring`, valid while `expire_at != NO_EXPIRE`.
+    exp_pos: u32,
+    /// Last access, in LRU clock seconds, for OBJECT IDLETIME.
+    pub lru: u32,
+}
+
+pub const NO_EXPIRE: i64 = -1;
+
+#[derive(Default)]
+pub struct Db {
+    pub dict: Dict<Entry>,
+    /// Slots of the keys that have a TTL: what the active expiry cycle samples.
+    expiring: Vec<u32>,
+    pub stats: DbStats,
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct DbStats {
+    pub expired_keys: u64,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// Outcome of one database's active expiry pass.
+pub struct ExpireRun {
+    pub sampled: usize,
+    pub expired: usize,
+}
+
+impl Db {
+    pub fn len(&self) -> usize {
+        self.dict.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dict.is_empty()
+    }
+
+    pub fn expires_len(&self) -> usize {
+        self.expiring.len()
+    }
+
+    /// The slot of a live (non-expired) key, expiring it lazily if its time has passed.
+    pub fn find_live(&mut self, key: &[u8]) -> Option<u32> {
+        let slot = self.dict.find(key)?;
+        let e = self.dict.value_at(slot);
+        if e.expire_at != NO_EXPIRE && e.expire_at <= clock::now_ms() {
+            self.remove(key);
+            self.stats.expired_keys += 1;
+            return None;
+        }
+        Some(slot)
+    }
+
+    /// Looks a key up for reading: counts a hit or miss and refreshes its access time.
+    pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        match self.find_live(key) {
+            Some(slot) => {
+                self.stats.hits += 1;
+                let e = self.dict.value_at_mut(slot);
+                if !clock::no_touch() {
+                    e.lru = clock::lru_now();
+                }
+                Some(e)
+            }
+            None => {
+                self.stats.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Looks a key up for writing: no hit/miss accounting (as Redis's `lookupKeyWrite`).
+    pub fn lookup_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let slot = self.find_live(key)?;
+        let e = self.dict.value_at_mut(slot);
+        e.lru = clock::lru_now();
+        Some(e)
+    }
+
+    pub fn exists(&mut self, key: &[u8]) -> bool {
+        self.find_live(key).is_some()
+    }
+
+    /// Stores `val` under `key`. `expire_at`: `Some(t)` sets that TTL, `None` keeps the key's current
+    /// TTL (KEEPTTL). Callers wanting SET's default (drop the TTL) pass `Some(NO_EXPIRE)`.
+    pub fn set(&mut self, key: &[u8], val: Value, expire_at: Option<i64>) {
+        match self.find_live(key) {
+            Some(slot) => {
+                self.dict.value_at_mut(slot).val = val;
+                self.dict.value_at_mut(slot).lru = clock::lru_now();
+                if let Some(at) = expire_at {
+                    self.set_expire_slot(slot, at);
+                }
+            }
+            None => {
+                let entry = Entry {
+                    val,
+                    expire_at: NO_EXPIRE,
+                    exp_pos: 0,
+                    lru: clock::lru_now(),
+                };
+                let slot = self.dict.insert_new(key, entry);
+                if let Some(at) = expire_at {
+                    self.set_expire_slot(slot, at);
+                }
+            }
+        }
+    }
+
+    /// Adds a key known to be absent with a given TTL (used by RENAME, MOVE, COPY).
+    pub fn insert_entry(&mut self, key: &[u8], val: Value, expire_at: i64) {
+        self.set(key, val, Some(expire_at));
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<(Value, i64)> {
+        let (slot, entry) = self.dict.remove(key)?;
+        if entry.expire_at != NO_EXPIRE {
+            self.unlink_expiring(slot, entry.exp_pos);
+        }
+        Some((entry.val, entry.expire_at))
+    }
+
+    fn unlink_expiring(&mut self, slot: u32, pos: u32) {
+        debug_assert_eq!(self.expiring[pos as usize], slot);
+        self.expiring.swap_remove(pos as usize);
+        if let Some(&moved) = self.expiring.get(pos as usize) {
+            self.dict.value_at_mut(moved).exp_pos = pos;
+        }
+    }
+
+    /// Sets (or with `NO_EXPIRE` clears) the TTL of a live key's slot.
+    pub fn set_expire_slot(&mut self, slot: u32, at: i64) {
+        let e = self.dict.value_at_mut(slot);
+        let had = e.expire_at != NO_EXPIRE;
+        let pos = e.exp_pos;
+        e.expire_at = at;
+        match (had, at != NO_EXPIRE) {
+            (false, true) => {
+                self.dict.value_at_mut(slot).exp_pos = self.expiring.len() as u32;
+                self.expiring.push(slot);
+            }
+            (true, false) => self.unlink_expiring(slot, pos),
+            _ => {}
+        }
+    }
+
+    pub fn expire_of(&self, slot: u32) -> i64 {
+        self.dict.value_at(slot).expire_at
+    }
+
+    pub fn clear(&mut self) -> usize {
+        let n = self.dict.len();
+        self.dict.clear();
+        self.expiring = Vec::new();
+        n
+    }
+
+    pub fn random_key(&mut self) -> Option<Vec<u8>> {
+        // Expired keys found by sampling are reclaimed and the draw repeated, as Redis does; if every
+        // key has a TTL, give up after a bounded number of tries and return an expired-looking key.
+        for _ in 0..100 {
+            let slot = self.dict.random_slot(rand_u64)?;
+            let key = self.dict.key_at(slot).to_vec();
+            if self.find_live(&key).is_some() {
+                return Some(key);
+            }
+        }
+        self.dict
+            .random_slot(rand_u64)
+            .map(|s| self.dict.key_at(s).to_vec())
+    }
+
+    /// One pass of active expiry over this database: sample up to `per_round` keys with a TTL, delete
+    /// the expired ones, and repeat while more than a quarter of a sample was expired and time remains.
+    pub fn active_expire_cycle(&mut self, per_round: usize, deadline_us: u64) -> ExpireRun {
+        let mut run = ExpireRun {
+            sampled: 0,
+            expired: 0,
+        };
+        let now = clock::now_ms();
+        loop {
+            if self.expiring.is_empty() {
+                break;
+            }
+            let mut expired = 0;
+            let n = per_round.min(self.expiring.len());
+            for _ in 0..n {
+                if self.expiring.is_empty() {
+                    break;
+                }
+                let pos = (rand_u64() % self.expiring.len() as u64) as usize;
+                let slot = self.expiring[pos];
+                let at = self.dict.value_at(slot).expire_at;
+                run.sampled += 1;
+                if at <= now {
+                    let key = self.dict.key_at(slot).to_vec();
+                    self.remove(&key);
+                    self.stats.expired_keys += 1;
+                    expired += 1;
+                }
+            }
+            run.expired += expired;
+            if expired * 4 <= n || clock::monotonic_us() >= deadline_us {
+                break;
+            }
+        }
+        run
+    }
+}

@@ -1,0 +1,119 @@
+//! Values held by the keyspace. One enum, one variant per Redis type; the string type keeps an
+//! integer fast path (Redis's `int` encoding) so INCR and friends never parse or format.
+
+use crate::util::fmt_i64;
+
+/// Strings no longer than this are created as Redis's `embstr`; longer ones, and any string changed
+/// in place (APPEND, SETRANGE), are `raw`. Tracked only so `OBJECT ENCODING` answers as Redis does.
+pub const EMBSTR_MAX: usize = 44;
+
+#[derive(Clone)]
+pub enum Value {
+    Str(Str),
+}
+
+#[derive(Clone)]
+pub enum Str {
+    Int(i64),
+    Bytes { data: Vec<u8>, raw: bool },
+}
+
+impl Value {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+        }
+    }
+
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Value::Str(Str::Int(_)) => "int",
+            Value::Str(Str::Bytes { raw: true, .. }) => "raw",
+            Value::Str(Str::Bytes { data, .. }) if data.len() > EMBSTR_MAX => "raw",
+            Value::Str(Str::Bytes { .. }) => "embstr",
+        }
+    }
+
+    /// A string value as SET creates it: integer-encoded when it is a canonical integer.
+    pub fn string(data: &[u8]) -> Value {
+        Value::Str(Str::from_bytes(data))
+    }
+}
+
+impl Str {
+    pub fn from_bytes(data: &[u8]) -> Str {
+        // Redis only tries the int encoding on strings of at most 20 bytes that round-trip exactly.
+        if data.len() <= 20 {
+            if let Some(n) = crate::util::parse_i64(data) {
+                return Str::Int(n);
+            }
+        }
+        Str::Bytes {
+            data: data.to_vec(),
+            raw: false,
+        }
+    }
+
+    /// Calls `f` with the string's bytes (formatting an integer on the stack).
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            Str::Int(n) => {
+                let mut buf = [0u8; 20];
+                f(fmt_i64(*n, &mut buf))
+            }
+            Str::Bytes { data, .. } => f(data),
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.with_bytes(|b| b.to_vec())
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Str::Int(n) => {
+                let mut buf = [0u8; 20];
+                fmt_i64(*n, &mut buf).len()
+            }
+            Str::Bytes { data, .. } => data.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes as an owned, in-place-modifiable (`raw`) buffer, converting from int if needed.
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        if let Str::Int(n) = *self {
+            let mut buf = [0u8; 20];
+            *self = Str::Bytes {
+                data: fmt_i64(n, &mut buf).to_vec(),
+                raw: true,
+            };
+        }
+        match self {
+            Str::Bytes { data, raw } => {
+                *raw = true;
+                data
+            }
+            Str::Int(_) => unreachable!("converted above"),
+        }
+    }
+
+    /// Approximate heap footprint, for INFO memory and MEMORY USAGE.
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Str::Int(_) => 0,
+            Str::Bytes { data, .. } => data.capacity(),
+        }
+    }
+}
+
+impl Value {
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Value::Str(s) => s.heap_size(),
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Small shared helpers: Redis's exact number parsing and formatting, the cached clock, a PRNG.
+
+/// Redis's `string2ll`: a canonical base-10 `i64` — no sign but `-`, no leading zeros, no spaces, and
+/// not `-0`. Anything else is "not an integer".
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+/// Formats `n` into `buf`, returning the written digits.
+pub fn fmt_i64(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    let neg = n < 0;
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+/// Redis's `string2d`-style strict float parse (used for timeouts and similar): the whole string must
+/// be a number, no leading space, and NaN is refused.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(s).ok()?;
+    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let lower = text.to_ascii_lowercase();
+    let v: f64 = match lower.trim_start_matches(['+', '-']) {
+        "inf" | "infinity" => {
+            if lower.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
+        }
+        _ => text.parse().ok()?,
+    };
+    (!v.is_nan()).then_some(v)
+}
+
+/// C's `%.17g`, as Redis formats doubles (RESP3 doubles, and their bulk-string form in RESP2).
+pub fn fmt_g17(d: f64) -> String {
+    if d.is_nan() {
+        return "nan".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let sci = format!("{:.16e}", d);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent present");
+    let exp: i32 = exp.parse().expect("numeric exponent");
+    fn strip(s: &str) -> &str {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            s
+        }
+    }
+    if !(-4..17).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", strip(mantissa), sign, exp.abs())
+    } else {
+        let fixed = format!("{:.*}", (16 - exp) as usize, d);
+        strip(&fixed).to_string()
+    }
+}
+
+pub enum IncrFloatError {
+    NotFloat,
+    NanOrInfinity,
+}
+
+extern "C" {
+    fn goblin_incr_long_double(
+        cur: *const u8,
+        curlen: usize,
+        has_cur: i32,
+        incr: *const u8,
+        incrlen: usize,
+        out: *mut u8,
+        outlen: usize,
+    ) -> libc::c_long;
+}
+
+/// INCRBYFLOAT's arithmetic, in long double exactly as Redis computes and prints it.
+pub fn incr_long_double(cur: Option<&[u8]>, incr: &[u8]) -> Result<Vec<u8>, IncrFloatError> {
+    let mut out = vec![0u8; 5 * 1024 + 64];
+    let (cp, cl) = cur.map_or((std::ptr::null(), 0), |c| (c.as_ptr(), c.len()));
+    // SAFETY: every pointer/length pair describes a live buffer; the C side writes at most outlen bytes.
+    let n = unsafe {
+        goblin_incr_long_double(
+            cp,
+            cl,
+            cur.is_some() as i32,
+            incr.as_ptr(),
+            incr.len(),
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    };
+    match n {
+        -3 => Err(IncrFloatError::NanOrInfinity),
+        n if n < 0 => Err(IncrFloatError::NotFloat),
+        n => {
+            out.truncate(n as usize);
+            Ok(out)
+        }
+    }
+}
+
+/// The process clock, cached once per command so that one command (or script) sees one instant, as
+/// Redis's command time snapshot does.
+pub mod clock {
+    use std::cell::Cell;
+    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+    thread_local! {
+        static NOW_MS: Cell<i64> = const { Cell::new(0) };
+        static NO_TOUCH: Cell<bool> = const { Cell::new(false) };
+        static START: Instant = Instant::now();
+    }
+
+    pub fn wall_us() -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0)
+    }
+
+    /// Refreshes the cached time; called by the dispatch gate before each command.
+    pub fn update() {
+        NOW_MS.with(|c| c.set(wall_us() / 1000));
+    }
+
+    pub fn now_ms() -> i64 {
+        NOW_MS.with(|c| c.get())
+    }
+
+    /// Seconds since start, the LRU clock behind OBJECT IDLETIME.
+    pub fn lru_now() -> u32 {
+        START.with(|s| s.elapsed().as_secs() as u32)
+    }
+
+    pub fn monotonic_us() -> u64 {
+        START.with(|s| s.elapsed().as_micros() as u64)
+    }
+
+    /// Set while a CLIENT NO-TOUCH client's command runs: reads leave access times alone.
+    pub fn set_no_touch(on: bool) {
+        NO_TOUCH.with(|c| c.set(on));
+    }
+
+    pub fn no_touch() -> bool {
+        NO_TOUCH.with(|c| c.get())
+    }
+}
+
+/// xorshift64*: cheap randomness for sampling (RANDOMKEY, active expiry). Not for secrets.
+pub fn rand_u64() -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            (clock::wall_us() as u64 ^ ((std::process::id() as u64) << 32)) | 1
+        );
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string2ll_rules() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        for bad in [&b"-0"[..], b"01", b"+1", b" 1", b"1 ", b"", b"-", b"1a"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", bad);
+        }
+        let mut buf = [0u8; 20];
+        assert_eq!(fmt_i64(i64::MIN, &mut buf), b"-9223372036854775808");
+    }
+
+    #[test]
+    fn g17_matches_c() {
+        assert_eq!(fmt_g17(1.5), "1.5");
+        assert_eq!(fmt_g17(0.1), "0.10000000000000001");
+        assert_eq!(fmt_g17(1e20), "1e+20");
+        assert_eq!(fmt_g17(123456789.0), "123456789");
+        assert_eq!(fmt_g17(0.00001), "1.0000000000000001e-05");
+        assert_eq!(fmt_g17(-2.0), "-2");
+    }
+
+    #[test]
+    fn long_double_matches_redis_digits() {
+        let r = incr_long_double(Some(b"10.5"), b"0.1").ok().unwrap();
+        assert_eq!(r, b"10.6");
+        let r = incr_long_double(Some(b"5.0e3"), b"2.0e2").ok().unwrap();
+        assert_eq!(r, b"5200");
+        assert!(incr_long_double(Some(b"abc"), b"1").is_err());
+    }
+}
