@@ -553,7 +553,7 @@ const COMMAND_SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the total number of Redis commands",
             "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]",
         ),
-    Command::new("command|getkeys", command_getkeys, -3, FLAGS)
+    Command::new("command|getkeys", command_getkeys, -4, FLAGS)
         .group(GROUP)
         .doc(
             "Extracts the key names from an arbitrary command.",

@@ -212,8 +212,8 @@ fn rename(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// Parses a database index argument; `DB_INDEX` if it is not a valid one.
 fn db_index(ctx: &Ctx, arg: &[u8]) -> Result<usize, CmdError> {
-    match crate::util::parse_i64(arg) {
-        Some(n) if n >= 0 && (n as usize) < ctx.srv.dbs.len() => Ok(n as usize),
+    match int(arg)? {
+        n if n >= 0 && (n as usize) < ctx.srv.dbs.len() => Ok(n as usize),
         _ => Err(DB_INDEX.into()),
     }
 }

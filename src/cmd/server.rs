@@ -549,7 +549,9 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             )));
         };
         if seen.contains(&d.name) {
-            return Err(err(format!("Duplicate parameter - {name}")));
+            return Err(err(format!(
+                "CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
+            )));
         }
         seen.push(d.name);
         if !d.mutable {

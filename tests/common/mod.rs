@@ -1,0 +1,248 @@
+//! Test harness: starts the real `goblin-core` binary (and, for differential tests, Debian's
+//! `redis-server`) on free loopback ports, and talks raw RESP to them.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    pub dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "goblin-test-{}-{}-{}",
+        tag,
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn goblin_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_goblin-core")
+}
+
+fn spawn(bin: &str, tag: &str, args: &[&str]) -> Server {
+    let port = free_port();
+    let dir = scratch_dir(tag);
+    let port_s = port.to_string();
+    let mut full: Vec<&str> = vec!["--port", &port_s];
+    full.extend_from_slice(args);
+    let child = Command::new(bin)
+        .args(&full)
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    let s = Server { child, port, dir };
+    s.wait_ready();
+    s
+}
+
+impl Server {
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("server on port {} did not come up", self.port);
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.port)
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn client(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    /// Waits for the process to exit on its own; returns its exit status success.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<bool> {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st.success());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// Goblin Core with extra arguments (after `--port N`).
+pub fn goblin(args: &[&str]) -> Server {
+    spawn(goblin_bin(), "goblin", args)
+}
+
+/// Debian's redis-server, configured as the differential tests need.
+pub fn redis(args: &[&str]) -> Server {
+    let mut full = vec!["--save", "", "--appendonly", "no"];
+    full.extend_from_slice(args);
+    spawn("redis-server", "redis", &full)
+}
+
+/// A raw RESP connection: send bytes, read whole replies as bytes.
+pub struct Raw {
+    pub s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Raw {
+    pub fn connect(port: u16) -> Raw {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Raw { s, buf: Vec::new() }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.s.write_all(bytes).unwrap();
+    }
+
+    pub fn cmd(&mut self, args: &[&[u8]]) -> Vec<u8> {
+        self.send(&encode(args));
+        self.reply()
+    }
+
+    pub fn cmd_str(&mut self, line: &str) -> Vec<u8> {
+        let args = split(line);
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        self.cmd(&refs)
+    }
+
+    fn fill(&mut self) -> bool {
+        let mut tmp = [0u8; 65536];
+        match self.s.read(&mut tmp) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                self.buf.extend_from_slice(&tmp[..n]);
+                true
+            }
+        }
+    }
+
+    /// One complete reply (aggregates included), as raw bytes. Panics on EOF mid-reply.
+    pub fn reply(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(n) = reply_len(&self.buf, 0) {
+                return self.buf.drain(..n).collect();
+            }
+            assert!(
+                self.fill(),
+                "connection closed while waiting for a reply ({:?})",
+                String::from_utf8_lossy(&self.buf)
+            );
+        }
+    }
+
+    /// True if the server closed the connection (after any pending bytes).
+    pub fn is_closed(&mut self) -> bool {
+        self.s
+            .set_read_timeout(Some(Duration::from_secs(3)))
+            .unwrap();
+        let mut tmp = [0u8; 1024];
+        loop {
+            match self.s.read(&mut tmp) {
+                Ok(0) => return true,
+                Ok(n) => self.buf.extend_from_slice(&tmp[..n]),
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+/// Length of the complete RESP2/RESP3 reply starting at `at`, or None if incomplete.
+pub fn reply_len(b: &[u8], at: usize) -> Option<usize> {
+    let line_end = at + b.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
+    let head = b[at];
+    let n: i64 = std::str::from_utf8(&b[at + 1..line_end])
+        .ok()?
+        .parse()
+        .unwrap_or(0);
+    let after = line_end + 2;
+    match head {
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Some(after - at),
+        b'$' | b'=' | b'!' => {
+            if n < 0 {
+                Some(after - at)
+            } else if b.len() >= after + n as usize + 2 {
+                Some(after + n as usize + 2 - at)
+            } else {
+                None
+            }
+        }
+        b'*' | b'~' | b'>' | b'%' | b'|' => {
+            let items = if head == b'%' || head == b'|' {
+                2 * n
+            } else {
+                n
+            };
+            let mut pos = after;
+            for _ in 0..items.max(0) {
+                pos += reply_len(b, pos)?;
+            }
+            Some(pos - at)
+        }
+        _ => panic!("not a RESP reply: {:?}", String::from_utf8_lossy(&b[at..])),
+    }
+}
+
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Splits a command line as redis-cli does (quotes, escapes).
+pub fn split(line: &str) -> Vec<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut spans = Vec::new();
+    goblin_core::resp::parser::split_args(line.as_bytes(), &mut buf, &mut spans)
+        .expect("balanced quotes");
+    spans.iter().map(|&(s, e)| buf[s..e].to_vec()).collect()
+}
+
+pub fn show(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).replace("\r\n", "\\r\\n")
+}

@@ -1,0 +1,618 @@
+//! Differential tests: the same command sequences go to Debian's redis-server and to Goblin Core,
+//! and every reply must be byte-for-byte identical. This is how we know we match Redis rather than
+//! how we think Redis behaves. Each case runs on a fresh connection after FLUSHALL.
+
+mod common;
+use common::{goblin, redis, show, Raw};
+
+/// Runs each case's lines on both servers and compares every reply.
+fn compare(cases: &[&[&str]]) {
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    let mut failures = Vec::new();
+    for case in cases {
+        let mut rc = r.raw();
+        let mut gc = g.raw();
+        rc.cmd_str("FLUSHALL");
+        gc.cmd_str("FLUSHALL");
+        for line in *case {
+            // `!` marks a command that gets no reply (CLIENT REPLY OFF/SKIP and what they silence).
+            if let Some(silent) = line.strip_prefix('!') {
+                for c in [&mut rc, &mut gc] {
+                    c.send(&common::encode(
+                        &common::split(silent)
+                            .iter()
+                            .map(|a| a.as_slice())
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+                continue;
+            }
+            let want = rc.cmd_str(line);
+            let got = gc.cmd_str(line);
+            if want != got {
+                failures.push(format!(
+                    "{line}\n    redis:  {}\n    goblin: {}",
+                    show(&want),
+                    show(&got)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn strings() {
+    compare(&[
+        &[
+            "SET k v",
+            "GET k",
+            "GET missing",
+            "SET k v2 GET",
+            "GET k",
+            "SET n 12",
+            "GET n",
+        ],
+        &[
+            "SET k v NX",
+            "SET k v NX",
+            "SET k w XX",
+            "GET k",
+            "SET x y XX",
+            "GET x",
+            "SET k v NX XX",
+            "SET k v XX NX",
+        ],
+        &[
+            "SET k v EX 100",
+            "TTL k",
+            "SET k v PX 100000",
+            "TTL k",
+            "SET k v KEEPTTL",
+            "TTL k",
+            "SET k v",
+            "TTL k",
+        ],
+        &[
+            "SET k v EX 0",
+            "SET k v EX -1",
+            "SET k v EX abc",
+            "SET k v PX 0",
+            "SET k v EX",
+            "SET k v EX 10 PX 10",
+            "SET k v KEEPTTL EX 10",
+            "SET k v EX 10 EX 20",
+            "TTL k",
+        ],
+        &[
+            "SET k v EXAT 1",
+            "EXISTS k",
+            "SET k v EXAT 99999999999",
+            "TTL k",
+            "SET k v PXAT 99999999999999",
+            "EXPIRETIME k",
+            "SET k v EX 9223372036854775807",
+            "SET k v FOO",
+        ],
+        &[
+            "SET k v NX GET",
+            "SET k w NX GET",
+            "GET k",
+            "SET k v GET XX",
+            "SET",
+            "SET k",
+            "GET",
+            "GET a b",
+        ],
+        &[
+            "SETNX a 1",
+            "SETNX a 2",
+            "GET a",
+            "SETEX s 100 v",
+            "TTL s",
+            "SETEX s 0 v",
+            "SETEX s -5 v",
+            "SETEX s x v",
+            "PSETEX p 100000 v",
+            "TTL p",
+            "PSETEX p 0 v",
+        ],
+        &[
+            "GETSET g 1",
+            "GETSET g 2",
+            "GET g",
+            "GETDEL g",
+            "GETDEL g",
+            "EXISTS g",
+        ],
+        &[
+            "SET e v",
+            "GETEX e",
+            "GETEX e EX 100",
+            "TTL e",
+            "GETEX e PERSIST",
+            "TTL e",
+            "GETEX e PX 0",
+            "GETEX e EX 10 PX 10",
+            "GETEX e KEEPTTL",
+            "GETEX e NX",
+            "GETEX missing EX 10",
+            "GETEX e EXAT 1",
+            "EXISTS e",
+        ],
+        &[
+            "MSET a 1 b 2 c 3",
+            "MGET a b c d",
+            "MSET a",
+            "MSET a 1 b",
+            "MSETNX a 1 z 2",
+            "MSETNX y 1 z 2",
+            "MGET y z",
+        ],
+        &[
+            "INCR i",
+            "INCR i",
+            "DECR i",
+            "INCRBY i 10",
+            "DECRBY i 3",
+            "INCRBY i abc",
+            "INCRBY i 1.5",
+            "SET big 9223372036854775807",
+            "INCR big",
+            "SET small -9223372036854775808",
+            "DECR small",
+            "DECRBY small -9223372036854775808",
+            "SET s hello",
+            "INCR s",
+            "SET sp \" 1\"",
+            "INCR sp",
+            "SET z 007",
+            "INCR z",
+            "DECRBY x -9223372036854775808",
+        ],
+        &[
+            "INCRBYFLOAT f 10.5",
+            "INCRBYFLOAT f 0.1",
+            "INCRBYFLOAT f -5",
+            "INCRBYFLOAT f 1e3",
+            "INCRBYFLOAT f abc",
+            "INCRBYFLOAT f inf",
+            "SET s hello",
+            "INCRBYFLOAT s 1",
+            "INCRBYFLOAT g 3.0e3",
+            "INCRBYFLOAT h 5.0e-3",
+            "SET ii 5",
+            "INCRBYFLOAT ii 1.5",
+            "INCRBYFLOAT f \" 1\"",
+        ],
+        &[
+            "APPEND a hello",
+            "APPEND a \" world\"",
+            "GET a",
+            "STRLEN a",
+            "STRLEN missing",
+            "SET n 10",
+            "APPEND n 5",
+            "GET n",
+            "INCR n",
+            "OBJECT ENCODING n",
+        ],
+        &[
+            "SET s \"Hello World\"",
+            "GETRANGE s 0 4",
+            "GETRANGE s -5 -1",
+            "GETRANGE s -1 -5",
+            "GETRANGE s 5 1",
+            "GETRANGE s 0 100",
+            "GETRANGE s 100 200",
+            "GETRANGE missing 0 1",
+            "GETRANGE s a b",
+            "SUBSTR s 1 3",
+            "SET n 12345",
+            "GETRANGE n 1 2",
+            "SET e \"\"",
+            "GETRANGE e 0 -1",
+        ],
+        &[
+            "SETRANGE s 6 Redis",
+            "GET s",
+            "SET s \"Hello World\"",
+            "SETRANGE s 6 Redis",
+            "GET s",
+            "SETRANGE s -1 x",
+            "SETRANGE s 0 \"\"",
+            "SETRANGE new 0 \"\"",
+            "EXISTS new",
+            "SETRANGE s abc x",
+            "SETRANGE s 536870912 x",
+            "SET n 123",
+            "SETRANGE n 1 x",
+            "GET n",
+        ],
+        &[
+            "SET a 1",
+            "OBJECT ENCODING a",
+            "SET b hello",
+            "OBJECT ENCODING b",
+            "SET c 012345678901234567890123456789012345678901234",
+            "OBJECT ENCODING c",
+            "SET d 123456789012345678901",
+            "OBJECT ENCODING d",
+            "OBJECT ENCODING missing",
+            "OBJECT REFCOUNT a",
+            "SET big 100000",
+            "OBJECT REFCOUNT big",
+            "OBJECT REFCOUNT b",
+            "INCRBYFLOAT fl 1.5",
+            "OBJECT ENCODING fl",
+            "OBJECT FREQ a",
+            "OBJECT NOPE a",
+            "OBJECT",
+        ],
+    ]);
+}
+
+#[test]
+fn keys_and_expiry() {
+    compare(&[
+        &[
+            "SET a 1",
+            "SET b 2",
+            "DEL a b c",
+            "EXISTS a b",
+            "SET a 1",
+            "EXISTS a a a",
+            "UNLINK a",
+            "TOUCH a b",
+            "DEL",
+        ],
+        &[
+            "SET a 1",
+            "TYPE a",
+            "TYPE missing",
+            "KEYS *",
+            "KEYS a",
+            "KEYS b*",
+            "KEYS [ab]",
+        ],
+        &[
+            "SET a 1",
+            "EXPIRE a 100",
+            "TTL a",
+            "PTTL missing",
+            "TTL missing",
+            "PERSIST a",
+            "TTL a",
+            "PERSIST a",
+            "PERSIST missing",
+            "EXPIRE missing 10",
+        ],
+        &[
+            "SET a 1",
+            "EXPIRE a 100 NX",
+            "EXPIRE a 200 NX",
+            "TTL a",
+            "EXPIRE a 50 XX",
+            "TTL a",
+            "EXPIRE a 10 GT",
+            "EXPIRE a 500 GT",
+            "TTL a",
+            "EXPIRE a 600 LT",
+            "EXPIRE a 5 LT",
+            "TTL a",
+        ],
+        &[
+            "SET a 1",
+            "EXPIRE a 10 NX XX",
+            "EXPIRE a 10 GT LT",
+            "EXPIRE a 10 NX GT",
+            "EXPIRE a 10 FOO",
+            "EXPIRE a abc",
+            "EXPIRE a 9223372036854775807",
+            "EXPIRE a -9223372036854775808",
+            "SET b 1",
+            "EXPIRE b 10 XX",
+            "EXPIRE b 10 GT",
+            "EXPIRE b 10 LT",
+            "TTL b",
+        ],
+        &[
+            "SET a 1",
+            "EXPIRE a -1",
+            "EXISTS a",
+            "SET b 1",
+            "PEXPIRE b 100000",
+            "TTL b",
+            "SET c 1",
+            "EXPIREAT c 1",
+            "EXISTS c",
+            "SET d 1",
+            "EXPIREAT d 99999999999",
+            "EXPIRETIME d",
+            "PEXPIRETIME d",
+            "PEXPIREAT d 99999999999000",
+            "EXPIRETIME d",
+            "EXPIRETIME missing",
+            "SET e 1",
+            "EXPIRETIME e",
+            "PEXPIRETIME e",
+        ],
+        &[
+            "SET a 1",
+            "RENAME a b",
+            "GET b",
+            "EXISTS a",
+            "RENAME missing x",
+            "RENAME b b",
+            "RENAMENX b b",
+            "SET c 3",
+            "RENAMENX b c",
+            "RENAMENX b d",
+            "GET d",
+            "SET t 1",
+            "EXPIRE t 100",
+            "RENAME t u",
+            "TTL u",
+        ],
+        &[
+            "SET a 1",
+            "COPY a b",
+            "GET b",
+            "COPY a b",
+            "COPY a b REPLACE",
+            "COPY a a",
+            "COPY missing x",
+            "COPY a c DB 1",
+            "SELECT 1",
+            "GET c",
+            "SELECT 0",
+            "COPY a c DB 99",
+            "COPY a c DB x",
+            "COPY a c FOO",
+            "SET t 1",
+            "EXPIRE t 100",
+            "COPY t t2",
+            "TTL t2",
+        ],
+        &[
+            "SET a 1",
+            "MOVE a 1",
+            "EXISTS a",
+            "SELECT 1",
+            "GET a",
+            "MOVE a 1",
+            "MOVE a 0",
+            "SELECT 0",
+            "SET a 2",
+            "SELECT 1",
+            "MOVE a 0",
+            "MOVE a 99",
+            "MOVE a x",
+            "MOVE a -1",
+        ],
+        &[
+            "SELECT 0",
+            "SELECT 15",
+            "SELECT 16",
+            "SELECT -1",
+            "SELECT x",
+            "DBSIZE",
+            "SET a 1",
+            "DBSIZE",
+            "SWAPDB 15 0",
+            "DBSIZE",
+            "SELECT 0",
+            "DBSIZE",
+            "SWAPDB 0 16",
+            "SWAPDB x 0",
+            "SWAPDB 0 x",
+        ],
+        &[
+            "SET a 1",
+            "SCAN 0 COUNT 0",
+            "SCAN 0 COUNT x",
+            "SCAN x",
+            "SCAN 0 FOO",
+            "SCAN 0 MATCH",
+            "SCAN 0 TYPE string",
+            "SCAN 0 TYPE list",
+            "SCAN 0 MATCH a*",
+            "SCAN 0 MATCH b*",
+            "SCAN 18446744073709551616",
+        ],
+        &[
+            "RANDOMKEY",
+            "SET only 1",
+            "RANDOMKEY",
+            "FLUSHDB",
+            "DBSIZE",
+            "FLUSHDB ASYNC",
+            "FLUSHDB SYNC",
+            "FLUSHDB FOO",
+            "FLUSHALL FOO",
+            "FLUSHALL SYNC",
+        ],
+    ]);
+}
+
+#[test]
+fn connection_and_server() {
+    compare(&[
+        &[
+            "PING",
+            "PING hello",
+            "PING a b",
+            "ECHO hi",
+            "ECHO",
+            "ECHO a b",
+        ],
+        &[
+            "NOSUCHCMD",
+            "nosuchcmd a b c",
+            "CONFIG",
+            "CONFIG NOPE",
+            "CLIENT NOPE",
+            "OBJECT nope x",
+            "COMMAND NOPE",
+            "get",
+            "gEt a",
+        ],
+        &[
+            "AUTH x",
+            "AUTH default x",
+            "AUTH a b c",
+            "HELLO 4",
+            "HELLO x",
+            "HELLO 2 FOO",
+            "HELLO 3 AUTH default",
+            "HELLO 1",
+        ],
+        &[
+            "CLIENT SETNAME \"a b\"",
+            "CLIENT SETNAME myname",
+            "CLIENT GETNAME",
+            "CLIENT SETNAME \"\"",
+            "CLIENT GETNAME",
+            "CLIENT NO-EVICT on",
+            "CLIENT NO-EVICT maybe",
+            "CLIENT REPLY maybe",
+            "CLIENT KILL 1.2.3.4:5",
+            "CLIENT KILL ID 999999",
+            "CLIENT KILL ID x",
+            "CLIENT KILL FOO bar",
+            "CLIENT LIST TYPE x",
+            "CLIENT LIST ID x",
+        ],
+        &[
+            "!CLIENT REPLY OFF",
+            "!SET a 1",
+            "!GET a",
+            "CLIENT REPLY ON",
+            "GET a",
+            "!CLIENT REPLY SKIP",
+            "!SET a 2",
+            "GET a",
+        ],
+        &[
+            "CONFIG GET maxmemory",
+            "CONFIG GET port-nope",
+            "CONFIG SET maxmemory-policy allkeys-lru",
+            "CONFIG GET maxmemory-policy",
+            "CONFIG SET maxmemory-policy nope",
+            "CONFIG SET nosuch 1",
+            "CONFIG SET hz",
+            "CONFIG SET hz 20 hz 30",
+            "CONFIG SET databases 4",
+            "CONFIG SET timeout abc",
+            "CONFIG SET protected-mode maybe",
+            "CONFIG GET timeout",
+            "CONFIG SET timeout 0",
+            "CONFIG GET lua-time-limit",
+            "CONFIG GET busy-reply-threshold",
+        ],
+        &[
+            "DEBUG SLEEP 0",
+            "COMMAND GETKEYS GET a",
+            "COMMAND GETKEYS MSET a 1 b 2",
+            "COMMAND GETKEYS NOPE x",
+            "COMMAND GETKEYS GET a b",
+            "COMMAND GETKEYS PING x",
+            "COMMAND GETKEYS SET a",
+            "COMMAND GETKEYS GET",
+            "COMMAND GETKEYS CONFIG GET x",
+            "COMMAND GETKEYS OBJECT ENCODING k",
+            "SHUTDOWN ABORT",
+            "SHUTDOWN FOO",
+        ],
+        &[
+            "DEL \"\"",
+            "SET \"\" empty",
+            "GET \"\"",
+            "SET \"a\\x00b\" binary",
+            "GET \"a\\x00b\"",
+            "STRLEN \"a\\x00b\"",
+        ],
+    ]);
+}
+
+#[test]
+fn resp3_replies() {
+    let cases: &[&str] = &[
+        "SET a 1",
+        "GET a",
+        "GET missing",
+        "MGET a missing",
+        "CONFIG GET maxmemory",
+        "SCAN 0",
+        "TTL a",
+        "OBJECT ENCODING missing",
+        "CLIENT GETNAME",
+        "INCRBYFLOAT f 1.5",
+        "EXISTS a",
+    ];
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    let mut rc = r.raw();
+    let mut gc = g.raw();
+    rc.cmd_str("HELLO 3");
+    gc.cmd_str("HELLO 3");
+    for line in cases {
+        assert_eq!(show(&rc.cmd_str(line)), show(&gc.cmd_str(line)), "{line}");
+    }
+}
+
+/// Protocol errors: the same reply bytes and the connection closed, by both servers.
+#[test]
+fn protocol_errors() {
+    let inputs: &[&[u8]] = &[
+        b"*1\r\n$-5\r\n",
+        b"*x\r\n",
+        b"*1\r\n+PING\r\n",
+        b"*3000000000\r\n",
+        b"*1\r\n$999999999999\r\n",
+        b"*1\r\n$abc\r\n",
+        b"SET \"unbalanced\r\n",
+        b"SET 'a'b c\r\n",
+        b"*2\r\n$4\r\nPING\r\n:1\r\n",
+    ];
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    for input in inputs {
+        let mut rc = Raw::connect(r.port);
+        let mut gc = Raw::connect(g.port);
+        rc.send(input);
+        gc.send(input);
+        let (want, got) = (rc.reply(), gc.reply());
+        assert_eq!(show(&want), show(&got), "input {:?}", show(input));
+        assert!(
+            gc.is_closed(),
+            "goblin kept the connection open after {:?}",
+            show(input)
+        );
+    }
+    // Inline commands and empty requests are fine.
+    for input in [
+        &b"PING\r\n"[..],
+        b"*0\r\nPING\r\n",
+        b"\r\nPING\r\n",
+        b"ECHO \"a\\x41\\n\"\r\n",
+        b"set k 'it\\'s'\r\nget k\r\n",
+    ] {
+        let mut rc = Raw::connect(r.port);
+        let mut gc = Raw::connect(g.port);
+        rc.send(input);
+        gc.send(input);
+        assert_eq!(
+            show(&rc.reply()),
+            show(&gc.reply()),
+            "input {:?}",
+            show(input)
+        );
+    }
+}
