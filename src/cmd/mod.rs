@@ -367,7 +367,49 @@ mod tests {
             }
         }
         assert!(t.find(b"GeT").is_some());
+        assert!(t.find(b"nosuch").is_none());
         let config = t.find(b"config").unwrap();
         assert!(t.find_sub(config, b"get").is_some());
+    }
+
+    /// Every handler function in a family file is named by some table row (a handler without a row
+    /// would be unreachable), and every row's handler is a function of its own family file.
+    #[test]
+    fn every_handler_has_a_row() {
+        let families = [
+            include_str!("string.rs"),
+            include_str!("keys.rs"),
+            include_str!("connection.rs"),
+            include_str!("server.rs"),
+            include_str!("command.rs"),
+        ];
+        for src in families {
+            let handlers: Vec<&str> = src
+                .lines()
+                .filter_map(|l| l.trim_start().strip_prefix("fn "))
+                .filter(|l| {
+                    l.ends_with("(ctx: &mut Ctx, args: Args) -> CmdResult {")
+                        || l.ends_with("(ctx: &mut Ctx, _args: Args) -> CmdResult {")
+                })
+                .map(|l| l.split('(').next().unwrap())
+                .collect();
+            assert!(!handlers.is_empty());
+            // Rows may be wrapped over lines by rustfmt: compare with the whitespace removed.
+            let flat: String = src.split_whitespace().collect();
+            let row_handlers: Vec<&str> = flat
+                .split("Command::new(\"")
+                .skip(1)
+                .map(|row| row.split(',').nth(1).unwrap())
+                .collect();
+            for h in &handlers {
+                assert!(row_handlers.contains(h), "handler {h} has no command row");
+            }
+            for h in &row_handlers {
+                assert!(
+                    handlers.contains(h),
+                    "a row uses {h}, which is not a handler of this family"
+                );
+            }
+        }
     }
 }

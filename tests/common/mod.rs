@@ -49,8 +49,14 @@ fn spawn(bin: &str, tag: &str, args: &[&str]) -> Server {
     let port = free_port();
     let dir = scratch_dir(tag);
     let port_s = port.to_string();
-    let mut full: Vec<&str> = vec!["--port", &port_s];
-    full.extend_from_slice(args);
+    // A config file must come first, as with redis-server.
+    let (file, rest) = match args.first() {
+        Some(f) if !f.starts_with("--") => (vec![*f], &args[1..]),
+        _ => (vec![], args),
+    };
+    let mut full: Vec<&str> = file;
+    full.extend_from_slice(&["--port", &port_s]);
+    full.extend_from_slice(rest);
     let child = Command::new(bin)
         .args(&full)
         .current_dir(&dir)

@@ -1,0 +1,720 @@
+//! Goblin Core over real sockets: pipelining, limits, auth, clients, expiry, SCAN, shutdown, config
+//! files, the `redis` crate and redis-cli.
+
+mod common;
+use common::{encode, goblin, goblin_bin, scratch_dir, show, Raw};
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redis::Commands;
+
+#[test]
+fn pipeline_of_thousands_in_one_write() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let mut batch = Vec::new();
+    for i in 0..5000 {
+        batch.extend(encode(&[
+            b"SET",
+            format!("k{i}").as_bytes(),
+            format!("v{i}").as_bytes(),
+        ]));
+        batch.extend(encode(&[b"GET", format!("k{i}").as_bytes()]));
+    }
+    c.send(&batch);
+    for i in 0..5000 {
+        assert_eq!(c.reply(), b"+OK\r\n");
+        assert_eq!(
+            c.reply(),
+            format!("${}\r\nv{i}\r\n", format!("v{i}").len()).into_bytes()
+        );
+    }
+    assert_eq!(c.cmd_str("DBSIZE"), b":5000\r\n");
+}
+
+#[test]
+fn pipeline_replies_are_batched_into_few_writes() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let mut batch = Vec::new();
+    for _ in 0..256 {
+        batch.extend(encode(&[b"PING"]));
+    }
+    c.send(&batch);
+    // All 256 replies (1792 bytes) arrive together: one read returns them all.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut buf = vec![0u8; 65536];
+    let n = c.s.read(&mut buf).unwrap();
+    assert_eq!(n, 256 * 7, "replies split across writes");
+}
+
+#[test]
+fn commands_split_across_packets_and_big_values() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let big = vec![b'x'; 3 * 1024 * 1024];
+    let cmd = encode(&[b"SET", b"big", &big]);
+    for chunk in cmd.chunks(7777) {
+        c.send(chunk);
+    }
+    assert_eq!(c.reply(), b"+OK\r\n");
+    assert_eq!(c.cmd_str("STRLEN big"), b":3145728\r\n");
+    let reply = c.cmd_str("GET big");
+    assert_eq!(reply.len(), big.len() + "$3145728\r\n\r\n".len());
+}
+
+#[test]
+fn protocol_error_closes_only_that_connection() {
+    let g = goblin(&[]);
+    let mut good = g.raw();
+    good.cmd_str("SET keep me");
+    for garbage in [
+        &b"*1\r\n$-1\r\n"[..],
+        b"*-\r\n",
+        b"*2\r\n$3\r\nGET\r\nX3\r\nabc\r\n",
+        b"*1\r\n$9999999999999\r\n",
+    ] {
+        let mut bad = g.raw();
+        bad.send(garbage);
+        let r = bad.reply();
+        assert!(r.starts_with(b"-ERR Protocol error: "), "{}", show(&r));
+        assert!(bad.is_closed());
+    }
+    assert_eq!(good.cmd_str("GET keep"), b"$2\r\nme\r\n");
+}
+
+#[test]
+fn over_long_inline_and_bulk_headers() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    c.send(&vec![b'a'; 70 * 1024]);
+    assert_eq!(
+        c.reply(),
+        b"-ERR Protocol error: too big inline request\r\n"
+    );
+    assert!(c.is_closed());
+    let mut c = g.raw();
+    let mut b = b"*1\r\n$".to_vec();
+    b.extend(vec![b'1'; 70 * 1024]);
+    c.send(&b);
+    assert_eq!(
+        c.reply(),
+        b"-ERR Protocol error: too big bulk count string\r\n"
+    );
+    let mut c = g.raw();
+    c.send(b"*1\r\n$536870913\r\n");
+    assert_eq!(c.reply(), b"-ERR Protocol error: invalid bulk length\r\n");
+}
+
+#[test]
+fn query_buffer_limit_closes_the_client() {
+    let g = goblin(&["--client-query-buffer-limit", "1mb"]);
+    let mut c = g.raw();
+    // A bulk announced as 2 MB: the query buffer passes 1 MB before the command is complete.
+    c.send(b"*2\r\n$3\r\nGET\r\n$2000000\r\n");
+    let chunk = vec![b'x'; 64 * 1024];
+    for _ in 0..24 {
+        if c.s.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    assert!(c.is_closed());
+    assert_eq!(g.raw().cmd_str("PING"), b"+PONG\r\n");
+}
+
+#[test]
+fn maxclients_is_enforced() {
+    let g = goblin(&["--maxclients", "2"]);
+    let mut a = g.raw();
+    let mut b = g.raw();
+    assert_eq!(a.cmd_str("PING"), b"+PONG\r\n");
+    assert_eq!(b.cmd_str("PING"), b"+PONG\r\n");
+    let mut c = g.raw();
+    assert_eq!(c.reply(), b"-ERR max number of clients reached\r\n");
+    assert!(c.is_closed());
+}
+
+#[test]
+fn requirepass_and_auth() {
+    let g = goblin(&["--requirepass", "s3cret"]);
+    let mut c = g.raw();
+    assert_eq!(c.cmd_str("GET a"), b"-NOAUTH Authentication required.\r\n");
+    assert_eq!(
+        c.cmd_str("AUTH wrong"),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    assert!(c
+        .cmd_str("HELLO 3")
+        .starts_with(b"-NOAUTH HELLO must be called"));
+    assert_eq!(c.cmd_str("AUTH s3cret"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("GET a"), b"$-1\r\n");
+    let mut d = g.raw();
+    assert!(d
+        .cmd_str("HELLO 3 AUTH default s3cret")
+        .starts_with(b"%7\r\n"));
+    assert_eq!(d.cmd_str("GET a"), b"_\r\n");
+    assert_eq!(d.cmd_str("RESET"), b"+RESET\r\n");
+    assert_eq!(d.cmd_str("GET a"), b"-NOAUTH Authentication required.\r\n");
+    // Before AUTH, large requests are refused as Redis does.
+    let mut e = g.raw();
+    e.send(b"*20\r\n");
+    assert_eq!(
+        e.reply(),
+        b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+    );
+}
+
+#[test]
+fn resp3_after_hello() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let hello = c.cmd_str("HELLO 3 SETNAME app");
+    let text = show(&hello);
+    assert!(
+        text.starts_with(
+            "%7\\r\\n$6\\r\\nserver\\r\\n$5\\r\\nredis\\r\\n$7\\r\\nversion\\r\\n$6\\r\\n7.0.15"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("$5\\r\\nproto\\r\\n:3"), "{text}");
+    assert!(text.contains("$4\\r\\nmode\\r\\n$10\\r\\nstandalone\\r\\n$4\\r\\nrole\\r\\n$6\\r\\nmaster\\r\\n$7\\r\\nmodules\\r\\n*0\\r\\n"), "{text}");
+    assert_eq!(c.cmd_str("CLIENT GETNAME"), b"$3\r\napp\r\n");
+    assert_eq!(c.cmd_str("GET nothing"), b"_\r\n");
+    assert_eq!(
+        c.cmd_str("CONFIG GET hz"),
+        b"%1\r\n$2\r\nhz\r\n$2\r\n10\r\n"
+    );
+    let info = c.cmd_str("INFO server");
+    assert!(info.starts_with(b"="), "{}", show(&info));
+    assert!(show(&info).contains("txt:# Server"));
+    assert!(c.cmd_str("HELLO 2").starts_with(b"*14\r\n"));
+    assert_eq!(c.cmd_str("GET nothing"), b"$-1\r\n");
+}
+
+#[test]
+fn unix_socket_listener() {
+    let dir = scratch_dir("sock");
+    let path = dir.join("goblin.sock");
+    let p = path.to_str().unwrap();
+    let _g = goblin(&["--unixsocket", p, "--unixsocketperm", "700"]);
+    let mut s = std::os::unix::net::UnixStream::connect(&path).unwrap();
+    s.write_all(b"PING\r\n").unwrap();
+    let mut buf = [0u8; 7];
+    s.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"+PONG\r\n");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+}
+
+#[test]
+fn active_expiry_reclaims_untouched_keys() {
+    let g = goblin(&["--hz", "50"]);
+    let mut c = g.raw();
+    let mut batch = Vec::new();
+    for i in 0..2000 {
+        batch.extend(encode(&[
+            b"SET",
+            format!("t{i}").as_bytes(),
+            b"v",
+            b"PX",
+            b"100",
+        ]));
+    }
+    batch.extend(encode(&[b"SET", b"forever", b"v"]));
+    c.send(&batch);
+    for _ in 0..2001 {
+        c.reply();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        // DBSIZE counts keys without looking them up, so it only falls if the cycle reclaimed them.
+        if c.cmd_str("DBSIZE") == b":1\r\n" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "expired keys were not reclaimed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let info = show(&c.cmd_str("INFO stats"));
+    assert!(info.contains("expired_keys:2000"), "{info}");
+}
+
+#[test]
+fn lazy_expiry_on_access() {
+    let g = goblin(&["--hz", "1"]);
+    let mut c = g.raw();
+    c.cmd_str("SET a 1 PX 30");
+    std::thread::sleep(Duration::from_millis(60));
+    assert_eq!(c.cmd_str("GET a"), b"$-1\r\n");
+    assert_eq!(c.cmd_str("TTL a"), b":-2\r\n");
+    assert_eq!(c.cmd_str("EXISTS a"), b":0\r\n");
+}
+
+/// Parses a SCAN reply into (cursor, keys).
+fn scan_page(c: &mut Raw, cursor: &str) -> (String, Vec<String>) {
+    let r = c.cmd_str(&format!("SCAN {cursor} COUNT 50"));
+    let text = String::from_utf8(r).unwrap();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let next = lines[2].to_string();
+    let keys = lines[4..]
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.to_string())
+        .collect();
+    (next, keys)
+}
+
+#[test]
+fn scan_returns_every_key_present_throughout_despite_growth_and_deletion() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let mut batch = Vec::new();
+    for i in 0..3000 {
+        batch.extend(encode(&[b"SET", format!("stable{i}").as_bytes(), b"1"]));
+    }
+    c.send(&batch);
+    for _ in 0..3000 {
+        c.reply();
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor = "0".to_string();
+    let mut round = 0;
+    loop {
+        let (next, keys) = scan_page(&mut c, &cursor);
+        seen.extend(keys);
+        // Between pages, grow the table a lot and delete other keys, forcing rehashes.
+        let mut churn = Vec::new();
+        for i in 0..500 {
+            churn.extend(encode(&[
+                b"SET",
+                format!("churn{round}-{i}").as_bytes(),
+                b"1",
+            ]));
+        }
+        if round > 0 {
+            for i in 0..500 {
+                churn.extend(encode(&[
+                    b"DEL",
+                    format!("churn{}-{i}", round - 1).as_bytes(),
+                ]));
+            }
+        }
+        let n = if round > 0 { 1000 } else { 500 };
+        c.send(&churn);
+        for _ in 0..n {
+            c.reply();
+        }
+        round += 1;
+        cursor = next;
+        if cursor == "0" {
+            break;
+        }
+        assert!(round < 10_000, "scan did not terminate");
+    }
+    for i in 0..3000 {
+        assert!(
+            seen.contains(&format!("stable{i}")),
+            "SCAN missed stable{i}"
+        );
+    }
+}
+
+#[test]
+fn client_list_kill_and_info() {
+    let g = goblin(&[]);
+    let mut a = g.raw();
+    let mut b = g.raw();
+    a.cmd_str("CLIENT SETNAME alpha");
+    b.cmd_str("CLIENT SETNAME beta");
+    let list = String::from_utf8(a.cmd_str("CLIENT LIST")).unwrap();
+    assert!(
+        list.contains("name=alpha") && list.contains("name=beta"),
+        "{list}"
+    );
+    assert!(list.contains(" cmd=client|list "), "{list}");
+    let info = String::from_utf8(b.cmd_str("CLIENT INFO")).unwrap();
+    let id: String = info
+        .split("id=")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    assert!(info.contains("name=beta"));
+    assert_eq!(a.cmd_str(&format!("CLIENT KILL ID {id}")), b":1\r\n");
+    assert!(b.is_closed());
+    assert_eq!(
+        a.cmd_str("CLIENT KILL SKIPME no ID 0"),
+        b"-ERR client-id should be greater than 0\r\n"
+    );
+    let my_id = String::from_utf8(a.cmd_str("CLIENT ID")).unwrap();
+    assert!(my_id.starts_with(':'));
+}
+
+#[test]
+fn idle_clients_are_closed_after_timeout() {
+    let g = goblin(&["--timeout", "1"]);
+    let mut c = g.raw();
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(c.is_closed());
+}
+
+#[test]
+fn shutdown_command_and_signals_exit_cleanly() {
+    let mut g = goblin(&[]);
+    let mut c = g.raw();
+    c.cmd_str("SET a 1");
+    c.send(&encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    assert!(c.is_closed());
+    assert_eq!(g.wait_exit(Duration::from_secs(5)), Some(true));
+
+    let mut g = goblin(&[]);
+    // SAFETY: sending SIGTERM to our own child process.
+    unsafe { libc::kill(g.pid() as i32, libc::SIGTERM) };
+    assert_eq!(g.wait_exit(Duration::from_secs(5)), Some(true));
+
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    assert_eq!(
+        c.cmd_str("SHUTDOWN SAVE"),
+        b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+    );
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+}
+
+#[test]
+fn info_has_the_fields_libraries_read() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    c.cmd_str("SET a 1");
+    c.cmd_str("EXPIRE a 100");
+    c.cmd_str("GET a");
+    c.cmd_str("GET nope");
+    c.cmd_str("SET s text");
+    c.cmd_str("INCR s");
+    let info = String::from_utf8(c.cmd_str("INFO")).unwrap();
+    for field in [
+        "redis_version:7.0.15",
+        "arch_bits:64",
+        "cluster_enabled:0",
+        "loading:0",
+        "role:master",
+        "connected_clients:1",
+        "db0:keys=2,expires=1,avg_ttl=0",
+        "keyspace_hits:1",
+        "keyspace_misses:1",
+        "errorstat_ERR:count=1",
+        "redis_mode:standalone",
+        "maxmemory_policy:noeviction",
+    ] {
+        assert!(info.contains(field), "missing {field} in\n{info}");
+    }
+    let all = String::from_utf8(c.cmd_str("INFO commandstats")).unwrap();
+    assert!(all.contains("cmdstat_get:calls=2,"), "{all}");
+    assert!(
+        all.contains("cmdstat_incr:calls=1,") && all.contains("failed_calls=1"),
+        "{all}"
+    );
+    assert!(all.contains("cmdstat_info:calls=1,"), "{all}");
+    assert_eq!(c.cmd_str("CONFIG RESETSTAT"), b"+OK\r\n");
+    let stats = String::from_utf8(c.cmd_str("INFO stats")).unwrap();
+    assert!(stats.contains("keyspace_hits:0"), "{stats}");
+}
+
+#[test]
+fn command_table_introspection() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let count = String::from_utf8(c.cmd_str("COMMAND COUNT")).unwrap();
+    let n: usize = count.trim_start_matches(':').trim().parse().unwrap();
+    assert!(n > 60, "{n}");
+    let info = show(&c.cmd_str("COMMAND INFO get"));
+    assert!(info.starts_with("*1\\r\\n*10\\r\\n$3\\r\\nget\\r\\n:2\\r\\n*2\\r\\n+readonly\\r\\n+fast\\r\\n:1\\r\\n:1\\r\\n:1\\r\\n"), "{info}");
+    let docs = show(&c.cmd_str("COMMAND DOCS set"));
+    assert!(docs.contains("$7\\r\\nsummary\\r\\n"), "{docs}");
+    assert!(
+        docs.contains("$5\\r\\ntoken\\r\\n$2\\r\\nNX\\r\\n"),
+        "{docs}"
+    );
+    let list = show(&c.cmd_str("COMMAND LIST FILTERBY PATTERN config*"));
+    assert!(list.contains("config|get"), "{list}");
+    assert_eq!(c.cmd_str("COMMAND INFO nosuch"), b"*1\r\n*-1\r\n");
+}
+
+#[test]
+fn redis_crate_round_trips() {
+    let g = goblin(&[]);
+    let mut con = g.client();
+    let _: () = con.set("name", "goblin").unwrap();
+    let v: String = con.get("name").unwrap();
+    assert_eq!(v, "goblin");
+    let n: i64 = con.incr("counter", 5).unwrap();
+    assert_eq!(n, 5);
+    let f: f64 = redis::cmd("INCRBYFLOAT")
+        .arg("float")
+        .arg(2.5)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(f, 2.5);
+    let _: () = con.set_ex("ttl", "x", 100).unwrap();
+    let ttl: i64 = con.ttl("ttl").unwrap();
+    assert_eq!(ttl, 100);
+    let vals: Vec<Option<String>> = con.mget(&["name", "missing"]).unwrap();
+    assert_eq!(vals, vec![Some("goblin".to_string()), None]);
+    let err = con.incr::<_, _, i64>("name", 1).unwrap_err();
+    assert_eq!(
+        err.detail(),
+        Some("value is not an integer or out of range")
+    );
+    let mut pipe = redis::pipe();
+    for i in 0..1000 {
+        pipe.set(format!("p{i}"), i).ignore();
+    }
+    pipe.cmd("DBSIZE");
+    let (size,): (i64,) = pipe.query(&mut con).unwrap();
+    assert_eq!(size, 1004);
+    let keys: Vec<String> = con.scan_match("p99*").unwrap().collect();
+    assert_eq!(keys.len(), 11);
+    let exists: bool = con.exists("p1").unwrap();
+    assert!(exists);
+}
+
+fn redis_cli(port: u16, args: &[&str], stdin: Option<&[u8]>) -> String {
+    let mut child = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("redis-cli installed");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+#[test]
+fn redis_cli_talks_to_goblin() {
+    let g = goblin(&[]);
+    assert_eq!(redis_cli(g.port, &["PING"], None), "PONG\n");
+    assert_eq!(
+        redis_cli(g.port, &["SET", "greeting", "hello world"], None),
+        "OK\n"
+    );
+    assert_eq!(
+        redis_cli(g.port, &["GET", "greeting"], None),
+        "hello world\n"
+    );
+    let info = redis_cli(g.port, &["INFO", "server"], None);
+    assert!(info.contains("redis_version:7.0.15"), "{info}");
+    let docs = redis_cli(g.port, &["COMMAND", "DOCS", "get"], None);
+    assert!(
+        docs.contains("Returns the string value of a key."),
+        "{docs}"
+    );
+    let mut mass = Vec::new();
+    for i in 0..10_000 {
+        mass.extend(encode(&[
+            b"SET",
+            format!("mass{i}").as_bytes(),
+            format!("{i}").as_bytes(),
+        ]));
+    }
+    let piped = redis_cli(g.port, &["--pipe"], Some(&mass));
+    assert!(piped.contains("errors: 0, replies: 10000"), "{piped}");
+    assert_eq!(redis_cli(g.port, &["DBSIZE"], None), "10001\n");
+    assert_eq!(redis_cli(g.port, &["GET", "mass9999"], None), "9999\n");
+}
+
+fn start_with_config(conf: &str) -> (bool, String) {
+    let dir = scratch_dir("conf");
+    let path = dir.join("test.conf");
+    std::fs::write(&path, conf).unwrap();
+    let out = Command::new(goblin_bin())
+        .arg(&path)
+        .args([
+            "--port",
+            "0",
+            "--unixsocket",
+            dir.join("s.sock").to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = out.id();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let out = out.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_config_lines_are_named() {
+    for (conf, line, text, msg) in [
+        (
+            "port 6379\nnosuch directive\n",
+            2,
+            "nosuch directive",
+            "Bad directive or wrong number of arguments",
+        ),
+        (
+            "# comment\n\nprotected-mode maybe\n",
+            3,
+            "protected-mode maybe",
+            "argument must be 'yes' or 'no'",
+        ),
+        (
+            "hz abc\n",
+            1,
+            "hz abc",
+            "argument couldn't be parsed into an integer",
+        ),
+        (
+            "maxmemory-policy lots\n",
+            1,
+            "maxmemory-policy lots",
+            "argument(s) must be one of the following",
+        ),
+        (
+            "appendonly yes\n",
+            1,
+            "appendonly yes",
+            "not available in this build",
+        ),
+        (
+            "save 900 1\n",
+            1,
+            "save 900 1",
+            "not available in this build",
+        ),
+        (
+            "databases 0\n",
+            1,
+            "databases 0",
+            "argument must be between 1 and",
+        ),
+        (
+            "requirepass \"unclosed\n",
+            1,
+            "requirepass \"unclosed",
+            "Unbalanced quotes",
+        ),
+        (
+            "proto-max-bulk-len 1zb\n",
+            1,
+            "proto-max-bulk-len 1zb",
+            "argument must be a memory value",
+        ),
+    ] {
+        let (ok, err) = start_with_config(conf);
+        assert!(!ok, "{conf} was accepted");
+        assert!(
+            err.contains("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("at line {line}\n>>> '{text}'\n")),
+            "{conf}: {err}"
+        );
+        assert!(err.contains(msg), "{conf}: {err}");
+    }
+}
+
+#[test]
+fn config_file_include_rewrite_and_overrides() {
+    let dir = scratch_dir("rewrite");
+    let inc = dir.join("inc.conf");
+    std::fs::write(&inc, "maxmemory-policy allkeys-lru\n").unwrap();
+    let main = dir.join("main.conf");
+    std::fs::write(
+        &main,
+        format!(
+            "# my settings\nhz 20\ninclude {}\nsave \"\"\nappendonly no\ndatabases 4\n",
+            inc.display()
+        ),
+    )
+    .unwrap();
+    let g = goblin(&[main.to_str().unwrap(), "--timeout", "7"]);
+    let mut c = g.raw();
+    assert_eq!(
+        c.cmd_str("CONFIG GET hz"),
+        b"*2\r\n$2\r\nhz\r\n$2\r\n20\r\n"
+    );
+    assert_eq!(
+        c.cmd_str("CONFIG GET timeout"),
+        b"*2\r\n$7\r\ntimeout\r\n$1\r\n7\r\n"
+    );
+    assert_eq!(
+        c.cmd_str("CONFIG GET maxmemory-policy"),
+        b"*2\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n"
+    );
+    assert_eq!(c.cmd_str("SELECT 4"), b"-ERR DB index is out of range\r\n");
+    assert_eq!(c.cmd_str("CONFIG SET hz 33 maxclients 50"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("CONFIG REWRITE"), b"+OK\r\n");
+    let text = std::fs::read_to_string(&main).unwrap();
+    assert!(text.starts_with("# my settings\nhz 33\n"), "{text}");
+    assert!(text.contains("maxclients 50"), "{text}");
+    assert!(text.contains("timeout 7"), "{text}");
+    // The rewritten file starts a server with the same settings.
+    let (ok, err) = start_with_config(&text);
+    assert!(ok, "{err}");
+    let plain = goblin(&[]);
+    assert_eq!(
+        plain.raw().cmd_str("CONFIG REWRITE"),
+        b"-ERR The server is running without a config file\r\n"
+    );
+}
+
+#[test]
+fn config_set_is_all_or_nothing() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let r = c.cmd_str("CONFIG SET hz 50 maxclients nope");
+    assert!(
+        r.starts_with(b"-ERR CONFIG SET failed (possibly related to argument 'maxclients')"),
+        "{}",
+        show(&r)
+    );
+    assert_eq!(
+        c.cmd_str("CONFIG GET hz"),
+        b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n"
+    );
+    assert!(c.cmd_str("CONFIG SET maxmemory 1gb").starts_with(
+        b"-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - a maxmemory limit"
+    ));
+    assert!(c.cmd_str("CONFIG GET *").len() > 500);
+}
+
+#[test]
+fn client_no_touch_keeps_idle_time() {
+    let g = goblin(&["--enable-debug-command", "yes"]);
+    let mut c = g.raw();
+    c.cmd_str("SET a 1");
+    c.cmd_str("DEBUG SLEEP 1.1");
+    c.cmd_str("CLIENT NO-TOUCH on");
+    c.cmd_str("GET a");
+    let idle = c.cmd_str("OBJECT IDLETIME a");
+    assert!(idle == b":1\r\n" || idle == b":2\r\n", "{}", show(&idle));
+    c.cmd_str("CLIENT NO-TOUCH off");
+    c.cmd_str("GET a");
+    assert_eq!(c.cmd_str("OBJECT IDLETIME a"), b":0\r\n");
+    let obj = show(&c.cmd_str("DEBUG OBJECT a"));
+    assert!(obj.contains("encoding:int"), "{obj}");
+}
