@@ -207,10 +207,10 @@ fn leaf(word: &str) -> DocArg {
         Some((n, "double")) => (n, "double"),
         Some((n, "key")) => (n, "key"),
         Some((n, "unix-time")) => (n, "unix-time"),
-        Some((n, _)) => (n, "string"),
-        None if word == "key" => (word, "key"),
-        None if word == "pattern" => (word, "pattern"),
-        None => (word, "string"),
+        _ if word == "key" => (word, "key"),
+        _ if word == "pattern" => (word, "pattern"),
+        // A colon that is not a type suffix is part of the name (`ip:port`).
+        _ => (word, "string"),
     };
     DocArg {
         name: name.to_string(),

@@ -14,11 +14,11 @@ const GROUP: &str = "generic";
 /// # Format
 /// `DEL key [key ...]` — the number of keys removed. UNLINK is the same (values are freed inline).
 fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.db];
     let mut n = 0;
     for key in args.tail(1).iter() {
-        if db.find_live(key).is_some() {
-            db.remove(key);
+        if ctx.db().find_live(key).is_some() {
+            ctx.db().remove(key);
+            ctx.signal_modified(key);
             n += 1;
         }
     }
@@ -201,6 +201,8 @@ fn rename(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (val, expire) = db.remove(src).expect("looked up");
     db.remove(dst);
     db.insert_entry(dst, val, expire);
+    ctx.signal_modified(src);
+    ctx.signal_modified(dst);
     ctx.srv.dirty += 1;
     if nx {
         ctx.out.int(1);
@@ -255,6 +257,7 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
         tdb.remove(dst);
     }
     tdb.insert_entry(dst, val, expire);
+    ctx.signal_modified_in(target, dst);
     ctx.srv.dirty += 1;
     ctx.out.int(1);
     Ok(())
@@ -283,6 +286,8 @@ fn move_(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let (val, expire) = ctx.db().remove(key).expect("looked up");
     ctx.srv.dbs[target].insert_entry(key, val, expire);
+    ctx.signal_modified(key);
+    ctx.signal_modified_in(target, key);
     ctx.srv.dirty += 1;
     ctx.out.int(1);
     Ok(())
@@ -360,6 +365,7 @@ fn expire(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         db.set_expire_slot(slot, when);
     }
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     ctx.out.int(1);
     Ok(())
@@ -408,7 +414,10 @@ fn persist(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         _ => false,
     };
-    ctx.srv.dirty += removed as u64;
+    if removed {
+        ctx.signal_modified(&args[1]);
+        ctx.srv.dirty += 1;
+    }
     ctx.out.int(removed as i64);
     Ok(())
 }

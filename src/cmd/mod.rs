@@ -72,6 +72,44 @@ impl Ctx<'_> {
     pub fn client(&mut self) -> &mut Client {
         &mut self.clients[self.id]
     }
+
+    /// Redis's `signalModifiedKey`: every handler calls this once for each key of the selected
+    /// database it changed (written, deleted, expiry set or cleared). It fails the WATCHers' next EXEC
+    /// and wakes clients blocked on the key.
+    pub fn signal_modified(&mut self, key: &[u8]) {
+        self.signal_modified_in(self.db, key);
+    }
+
+    /// `signal_modified` for a key of another database (MOVE, COPY ... DB, SWAPDB).
+    pub fn signal_modified_in(&mut self, db: usize, key: &[u8]) {
+        if self.srv.key_events.is_empty() {
+            return;
+        }
+        for &c in self.srv.key_events.modified(db, key) {
+            if let Some(client) = self.clients.get_mut(c) {
+                client.dirty_cas = true;
+            }
+        }
+    }
+
+    /// Every waited-on key of database `db` changed at once (FLUSHDB, FLUSHALL, SWAPDB): signals
+    /// each of them, as Redis's `touchAllWatchedKeysInDb`.
+    pub fn signal_flushed(&mut self, db: usize) {
+        if self.srv.key_events.is_empty() {
+            return;
+        }
+        let keys: Vec<Box<[u8]>> = self
+            .srv
+            .key_events
+            .waiting
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect();
+        for k in keys {
+            self.signal_modified_in(db, &k);
+        }
+    }
 }
 
 pub type Handler = fn(&mut Ctx, Args) -> CmdResult;
@@ -262,10 +300,34 @@ fn families() -> [&'static [Command]; 5] {
     ]
 }
 
+/// FNV-1a for the command-name map: names are short, and the map is never inserted into after
+/// start-up, so a fast unkeyed hash cannot be flooded.
+#[derive(Default)]
+pub struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type NameMap = HashMap<&'static [u8], usize, std::hash::BuildHasherDefault<NameHasher>>;
+
 /// The command table: rows by lowercase full name, each with its own call statistics slot.
 pub struct Table {
     pub rows: Vec<&'static Command>,
-    by_name: HashMap<&'static [u8], usize>,
+    by_name: NameMap,
     pub stats: Vec<CallStats>,
 }
 
@@ -281,7 +343,7 @@ impl Table {
     pub fn build() -> Table {
         let mut t = Table {
             rows: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: NameMap::default(),
             stats: Vec::new(),
         };
         for fam in families() {

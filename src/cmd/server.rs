@@ -40,6 +40,7 @@ fn flush_mode(args: Args) -> CmdResult {
 fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
     flush_mode(args)?;
     let n = ctx.db().clear();
+    ctx.signal_flushed(ctx.db);
     ctx.srv.dirty += n as u64;
     ctx.out.ok();
     Ok(())
@@ -52,6 +53,9 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     flush_mode(args)?;
     let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
+    for db in 0..ctx.srv.dbs.len() {
+        ctx.signal_flushed(db);
+    }
     ctx.srv.dirty += n as u64 + 1;
     ctx.out.ok();
     Ok(())
@@ -69,6 +73,8 @@ fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(DB_INDEX.into());
     }
     ctx.srv.dbs.swap(a as usize, b as usize);
+    ctx.signal_flushed(a as usize);
+    ctx.signal_flushed(b as usize);
     ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())

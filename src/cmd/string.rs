@@ -2,7 +2,7 @@
 
 use super::parse::{int, is};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
-use crate::resp::reply::{Reply, NOT_INT, OVERFLOW, SYNTAX};
+use crate::resp::reply::{Reply, NOT_INT, OVERFLOW, SYNTAX, WRONGTYPE};
 use crate::store::{Db, Entry, Str, Value, NO_EXPIRE};
 use crate::util::{clock, incr_long_double, parse_i64, IncrFloatError};
 
@@ -12,12 +12,14 @@ const GROUP: &str = "string";
 pub fn as_str(e: &Entry) -> Result<&Str, CmdError> {
     match &e.val {
         Value::Str(s) => Ok(s),
+        _ => Err(WRONGTYPE.into()),
     }
 }
 
 pub fn as_str_mut(e: &mut Entry) -> Result<&mut Str, CmdError> {
     match &mut e.val {
         Value::Str(s) => Ok(s),
+        _ => Err(WRONGTYPE.into()),
     }
 }
 
@@ -169,6 +171,7 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: SetOptions) 
         return Ok(());
     }
     db.set(key, Value::string(val), expire_at);
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     if !o.get {
         ctx.out.ok();
@@ -186,6 +189,7 @@ fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.int(0);
     } else {
         db.set(&args[1], Value::string(&args[2]), Some(NO_EXPIRE));
+        ctx.signal_modified(&args[1]);
         ctx.srv.dirty += 1;
         ctx.out.int(1);
     }
@@ -250,6 +254,7 @@ fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
         Some(s) => {
             reply_str(ctx.out, s);
             db.remove(&args[1]);
+            ctx.signal_modified(&args[1]);
             ctx.srv.dirty += 1;
         }
         None => ctx.out.null(),
@@ -284,6 +289,7 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
         (ExpireOpt::Persist, _) => db.set_expire_slot(slot, NO_EXPIRE),
         _ => return Ok(()),
     }
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     Ok(())
 }
@@ -324,6 +330,9 @@ fn mset(ctx: &mut Ctx, args: Args) -> CmdResult {
     for i in (1..args.len()).step_by(2) {
         db.set(&args[i], Value::string(&args[i + 1]), Some(NO_EXPIRE));
     }
+    for i in (1..args.len()).step_by(2) {
+        ctx.signal_modified(&args[i]);
+    }
     ctx.srv.dirty += (args.len() / 2) as u64;
     if nx {
         ctx.out.int(1);
@@ -358,6 +367,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
             by
         }
     };
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     ctx.out.int(new);
     Ok(())
@@ -413,6 +423,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
         raw: false,
     });
     db.set(key, val, None);
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     Ok(())
 }
@@ -440,6 +451,7 @@ fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
             tail.len()
         }
     };
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     ctx.out.int(len as i64);
     Ok(())
@@ -541,6 +553,7 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     data[offset as usize..end].copy_from_slice(val);
     let len = data.len();
+    ctx.signal_modified(key);
     ctx.srv.dirty += 1;
     ctx.out.int(len as i64);
     Ok(())

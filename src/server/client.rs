@@ -81,6 +81,8 @@ pub struct Client {
     pub no_touch: bool,
     /// WRITABLE interest is registered (the kernel buffer filled up).
     pub want_write: bool,
+    /// A WATCHed key changed since WATCH: the next EXEC fails (Redis's CLIENT_DIRTY_CAS).
+    pub dirty_cas: bool,
 }
 
 impl Client {
@@ -110,6 +112,7 @@ impl Client {
             no_evict: false,
             no_touch: false,
             want_write: false,
+            dirty_cas: false,
         }
     }
 

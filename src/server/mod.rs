@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod gate;
+pub mod key_events;
 mod signals;
 
 use std::collections::HashMap;
@@ -43,6 +44,8 @@ pub struct State {
     pub tcp_port: u16,
     /// Clients CLIENT KILL closed, to be dropped after the current batch.
     pub kill_list: Vec<usize>,
+    /// Who waits on which key (WATCH, blocking commands), fed by `Ctx::signal_modified`.
+    pub key_events: key_events::KeyEvents,
     next_client_id: u64,
 }
 
@@ -85,6 +88,7 @@ impl State {
             run_id,
             tcp_port: 0,
             kill_list: Vec::new(),
+            key_events: key_events::KeyEvents::default(),
             next_client_id: 1,
         }
     }

@@ -7,10 +7,18 @@
 
 pub mod dict;
 pub mod glob;
+pub mod hash;
+pub mod list;
+pub mod set;
 pub mod value;
+pub mod zset;
 
 pub use dict::Dict;
+pub use hash::Hash;
+pub use list::List;
+pub use set::Set;
 pub use value::{Str, Value};
+pub use zset::ZSet;
 
 use crate::util::{clock, rand_u64};
 

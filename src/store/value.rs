@@ -1,6 +1,9 @@
-//! Values held by the keyspace. One enum, one variant per Redis type; the string type keeps an
-//! integer fast path (Redis's `int` encoding) so INCR and friends never parse or format.
+//! Values held by the keyspace. One enum, one variant per Redis type; each aggregate type lives in its
+//! own file (`hash.rs`, `list.rs`, `set.rs`, `zset.rs`) and is boxed so an entry stays small. The
+//! string type keeps an integer fast path (Redis's `int` encoding) so INCR and friends never parse or
+//! format.
 
+use super::{Hash, List, Set, ZSet};
 use crate::util::fmt_i64;
 
 /// Strings no longer than this are created as Redis's `embstr`; longer ones, and any string changed
@@ -10,6 +13,10 @@ pub const EMBSTR_MAX: usize = 44;
 #[derive(Clone)]
 pub enum Value {
     Str(Str),
+    List(Box<List>),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
+    ZSet(Box<ZSet>),
 }
 
 #[derive(Clone)]
@@ -19,24 +26,45 @@ pub enum Str {
 }
 
 impl Value {
+    /// The name TYPE replies and SCAN's TYPE option matches.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
+    /// What OBJECT ENCODING answers: the representation Redis 7.0 would use for the same value.
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(Str::Int(_)) => "int",
             Value::Str(Str::Bytes { raw: true, .. }) => "raw",
             Value::Str(Str::Bytes { data, .. }) if data.len() > EMBSTR_MAX => "raw",
             Value::Str(Str::Bytes { .. }) => "embstr",
+            Value::List(l) => l.encoding(),
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
+            Value::ZSet(z) => z.encoding(),
         }
     }
 
     /// A string value as SET creates it: integer-encoded when it is a canonical integer.
     pub fn string(data: &[u8]) -> Value {
         Value::Str(Str::from_bytes(data))
+    }
+
+    /// Approximate heap footprint, for INFO memory and MEMORY USAGE.
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Value::Str(s) => s.heap_size(),
+            Value::List(l) => l.heap_size(),
+            Value::Hash(h) => h.heap_size(),
+            Value::Set(s) => s.heap_size(),
+            Value::ZSet(z) => z.heap_size(),
+        }
     }
 }
 
@@ -106,14 +134,6 @@ impl Str {
         match self {
             Str::Int(_) => 0,
             Str::Bytes { data, .. } => data.capacity(),
-        }
-    }
-}
-
-impl Value {
-    pub fn heap_size(&self) -> usize {
-        match self {
-            Value::Str(s) => s.heap_size(),
         }
     }
 }
