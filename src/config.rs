@@ -59,6 +59,13 @@ pub struct Config {
     pub io_threads: i64,
     pub client_output_buffer_limit: String,
     pub enable_debug_command: &'static str,
+    pub hash_max_listpack_entries: i64,
+    pub hash_max_listpack_value: i64,
+    pub set_max_intset_entries: i64,
+    pub zset_max_listpack_entries: i64,
+    pub zset_max_listpack_value: i64,
+    pub list_max_listpack_size: i64,
+    pub list_compress_depth: i64,
 }
 
 impl Default for Config {
@@ -107,6 +114,13 @@ impl Default for Config {
             client_output_buffer_limit:
                 "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
             enable_debug_command: "no",
+            hash_max_listpack_entries: 128,
+            hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
         }
     }
 }
@@ -252,6 +266,14 @@ pub static DIRECTIVES: &[Directive] = &[
         .check(|c| if c.io_threads == 1 { Ok(()) } else { Err("Goblin Core runs on one thread by design: io-threads must be 1".into()) }),
     d("enable-debug-command", Kind::Enum(|c| &mut c.enable_debug_command, &["no", "yes", "local"])).immutable(),
     d("client-output-buffer-limit", Kind::Special { get: |c| c.client_output_buffer_limit.clone(), set: set_output_limit }),
+    // Thresholds of Redis's compact encodings: ours follow them so OBJECT ENCODING answers as Redis.
+    d("hash-max-listpack-entries", mem(|c| &mut c.hash_max_listpack_entries, 0, i64::MAX)).alias("hash-max-ziplist-entries"),
+    d("hash-max-listpack-value", mem(|c| &mut c.hash_max_listpack_value, 0, i64::MAX)).alias("hash-max-ziplist-value"),
+    d("set-max-intset-entries", mem(|c| &mut c.set_max_intset_entries, 0, i64::MAX)),
+    d("zset-max-listpack-entries", mem(|c| &mut c.zset_max_listpack_entries, 0, i64::MAX)).alias("zset-max-ziplist-entries"),
+    d("zset-max-listpack-value", mem(|c| &mut c.zset_max_listpack_value, 0, i64::MAX)).alias("zset-max-ziplist-value"),
+    d("list-max-listpack-size", int(|c| &mut c.list_max_listpack_size, i32::MIN as i64, i32::MAX as i64)).alias("list-max-ziplist-size"),
+    d("list-compress-depth", int(|c| &mut c.list_compress_depth, 0, i32::MAX as i64)),
 ];
 
 fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {
