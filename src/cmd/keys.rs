@@ -1,7 +1,7 @@
 //! Generic keyspace commands (Redis's db.c and expire.c): DEL, EXISTS, TYPE, KEYS, SCAN, RENAME,
 //! COPY, MOVE, OBJECT, and the TTL family.
 
-use super::parse::{int, is, text};
+use super::parse::{int, is, scan_args, text, ScanArgs};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
 use crate::store::{glob, Str, Value, NO_EXPIRE};
@@ -90,15 +90,6 @@ fn keys(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Parses a SCAN cursor as Redis's `parseScanCursorOrReply` does (an unsigned decimal).
-pub fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    std::str::from_utf8(arg)
-        .ok()
-        .filter(|s| !s.starts_with(|c: char| c.is_ascii_whitespace()))
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| "ERR invalid cursor".into())
-}
-
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 ///
 /// # Format
@@ -107,25 +98,12 @@ pub fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
 /// The cursor is a slot position in the keyspace's dict, where keys never move: every key present
 /// for the whole iteration is returned, however the table grows or shrinks meanwhile.
 fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let cursor = parse_cursor(&args[1])?;
-    let (mut count, mut pattern, mut type_name) = (10i64, None, None);
-    let mut i = 2;
-    while i < args.len() {
-        let more = args.len() - i >= 2;
-        if is(&args[i], "count") && more {
-            count = int(&args[i + 1])?;
-            if count < 1 {
-                return Err(SYNTAX.into());
-            }
-        } else if is(&args[i], "match") && more {
-            pattern = Some(&args[i + 1]).filter(|p| *p != b"*");
-        } else if is(&args[i], "type") && more {
-            type_name = Some(&args[i + 1]);
-        } else {
-            return Err(SYNTAX.into());
-        }
-        i += 2;
-    }
+    let ScanArgs {
+        cursor,
+        count,
+        pattern,
+        type_name,
+    } = scan_args(args, 1, true)?;
     let now = clock::now_ms();
     let db = ctx.db();
     let span = db.dict.slot_span();

@@ -2,8 +2,8 @@
 //! keyword matching. Handlers parse everything first and only then touch the store, so a syntax
 //! error never leaves a half-applied change.
 
-use super::CmdError;
-use crate::resp::reply::{NOT_FLOAT, NOT_INT};
+use super::{Args, CmdError};
+use crate::resp::reply::{NOT_FLOAT, NOT_INT, SYNTAX};
 use crate::util::{parse_f64, parse_i64};
 
 /// An integer argument, or `ERR value is not an integer or out of range`.
@@ -40,6 +40,55 @@ pub fn seconds_f(arg: &[u8], negative_msg: &'static str) -> Result<f64, CmdError
     let s = parse_f64(arg).ok_or(CmdError::from("ERR timeout is not a float or out of range"))?;
     if s < 0.0 {
         return Err(CmdError::from(negative_msg));
+    }
+    Ok(s)
+}
+
+/// A SCAN-family cursor: an unsigned 64-bit number, or `ERR invalid cursor`.
+/// Parsed as Redis's `parseScanCursorOrReply` does (an unsigned decimal).
+pub fn cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    std::str::from_utf8(arg)
+        .ok()
+        .filter(|s| !s.starts_with(|c: char| c.is_ascii_whitespace()))
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| "ERR invalid cursor".into())
+}
+
+/// The arguments shared by SCAN, HSCAN, SSCAN and ZSCAN.
+pub struct ScanArgs<'a> {
+    pub cursor: u64,
+    pub count: i64,
+    /// `None` when absent or `*` (matches everything).
+    pub pattern: Option<&'a [u8]>,
+    /// SCAN's TYPE filter.
+    pub type_name: Option<&'a [u8]>,
+}
+
+/// Parses `cursor [MATCH pattern] [COUNT count] [TYPE type]` starting at `args[at]`; TYPE only when
+/// `allow_type` (SCAN), as Redis's `scanGenericCommand`.
+pub fn scan_args(args: Args<'_>, at: usize, allow_type: bool) -> Result<ScanArgs<'_>, CmdError> {
+    let mut s = ScanArgs {
+        cursor: cursor(&args[at])?,
+        count: 10,
+        pattern: None,
+        type_name: None,
+    };
+    let mut i = at + 1;
+    while i < args.len() {
+        let more = args.len() - i >= 2;
+        if is(&args[i], "count") && more {
+            s.count = int(&args[i + 1])?;
+            if s.count < 1 {
+                return Err(SYNTAX.into());
+            }
+        } else if is(&args[i], "match") && more {
+            s.pattern = args.get(i + 1).filter(|p| *p != b"*");
+        } else if allow_type && is(&args[i], "type") && more {
+            s.type_name = args.get(i + 1);
+        } else {
+            return Err(SYNTAX.into());
+        }
+        i += 2;
     }
     Ok(s)
 }

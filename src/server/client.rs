@@ -83,6 +83,9 @@ pub struct Client {
     pub want_write: bool,
     /// A WATCHed key changed since WATCH: the next EXEC fails (Redis's CLIENT_DIRTY_CAS).
     pub dirty_cas: bool,
+    /// Set while the client runs EXEC's queued commands or a script: a blocking command then answers
+    /// at once as if its timeout had passed (Redis's CLIENT_DENY_BLOCKING).
+    pub deny_blocking: bool,
 }
 
 impl Client {
@@ -113,6 +116,7 @@ impl Client {
             no_touch: false,
             want_write: false,
             dirty_cas: false,
+            deny_blocking: false,
         }
     }
 
