@@ -718,3 +718,40 @@ fn client_no_touch_keeps_idle_time() {
     let obj = show(&c.cmd_str("DEBUG OBJECT a"));
     assert!(obj.contains("encoding:int"), "{obj}");
 }
+
+/// `redis.conf.example` documents every directive of the config table, and the server starts from it
+/// with each one answering CONFIG GET.
+#[test]
+fn example_config_documents_and_loads_every_directive() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/redis.conf.example");
+    let text = std::fs::read_to_string(path).unwrap();
+    let documented = |name: &str| {
+        text.lines().any(|l| {
+            let l = l.trim_start_matches('#').trim_start();
+            l.split_whitespace().next() == Some(name)
+        })
+    };
+    let missing: Vec<&str> = goblin_core::config::DIRECTIVES
+        .iter()
+        .map(|d| d.name)
+        .filter(|n| !documented(n))
+        .collect();
+    assert!(missing.is_empty(), "not in redis.conf.example: {missing:?}");
+    let g = goblin(&[path]);
+    let mut c = g.raw();
+    for d in goblin_core::config::DIRECTIVES {
+        let reply = c.cmd(&[b"CONFIG", b"GET", d.name.as_bytes()]);
+        assert!(
+            reply.starts_with(b"*2\r\n"),
+            "CONFIG GET {}: {}",
+            d.name,
+            show(&reply)
+        );
+        assert!(
+            show(&reply).contains(d.name),
+            "CONFIG GET {}: {}",
+            d.name,
+            show(&reply)
+        );
+    }
+}
