@@ -29,9 +29,13 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "generic" => Some("@keyspace"),
         "string" => Some("@string"),
         "connection" => Some("@connection"),
+        "list" => Some("@list"),
         _ => None,
     };
     cats.extend(group_cat.map(String::from));
+    if c.has(super::BLOCKING) {
+        cats.push("@blocking".to_string());
+    }
     cats
 }
 

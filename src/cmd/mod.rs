@@ -14,6 +14,7 @@
 pub mod command;
 pub mod connection;
 pub mod keys;
+pub mod list;
 pub mod parse;
 pub mod server;
 pub mod string;
@@ -290,10 +291,11 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 5] {
+fn families() -> [&'static [Command]; 6] {
     [
         string::COMMANDS,
         keys::COMMANDS,
+        list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
         command::COMMANDS,
@@ -441,6 +443,7 @@ mod tests {
         let families = [
             include_str!("string.rs"),
             include_str!("keys.rs"),
+            include_str!("list.rs"),
             include_str!("connection.rs"),
             include_str!("server.rs"),
             include_str!("command.rs"),

@@ -92,3 +92,38 @@ pub fn scan_args(args: Args<'_>, at: usize, allow_type: bool) -> Result<ScanArgs
     }
     Ok(s)
 }
+
+/// An integer within `lo..=hi` where `msg` answers both a non-integer and an out-of-range value
+/// (Redis's `getRangeLongFromObjectOrReply` with a message, e.g. LMPOP's numkeys and COUNT).
+pub fn int_or(arg: &[u8], lo: i64, hi: i64, msg: &'static str) -> Result<i64, CmdError> {
+    parse_i64(arg)
+        .filter(|n| (lo..=hi).contains(n))
+        .ok_or(CmdError::from(msg))
+}
+
+/// A non-negative integer, `msg` otherwise (Redis's `getPositiveLongFromObjectOrReply`).
+pub fn positive(arg: &[u8], msg: &'static str) -> Result<i64, CmdError> {
+    int_or(arg, 0, i64::MAX, msg)
+}
+
+/// A blocking command's timeout in seconds, fractional (Redis 7.0's `getTimeoutFromObjectOrReply`
+/// with `UNIT_SECONDS`), as milliseconds from now; 0 waits forever. Like Redis, the seconds are
+/// multiplied by 1000 and truncated, so `-0.0001` is 0, and a value the C cast cannot represent
+/// (`inf`, `1e30`) is "negative".
+pub fn timeout(arg: &[u8]) -> Result<u64, CmdError> {
+    let s = parse_f64(arg).ok_or(CmdError::from("ERR timeout is not a float or out of range"))?;
+    let ms = s * 1000.0;
+    // x86's out-of-range double-to-integer conversion yields LLONG_MIN.
+    let tval = if ms.is_finite() && ms.abs() < 9.223_372_036_854_775e18 {
+        ms.trunc() as i64
+    } else {
+        i64::MIN
+    };
+    if tval < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    if tval > i64::MAX - crate::util::clock::now_ms() {
+        return Err("ERR timeout is out of range".into());
+    }
+    Ok(tval as u64)
+}
