@@ -836,6 +836,111 @@ fn pipeline_waits_behind_blocked_command() {
     );
 }
 
+#[test]
+fn other_databases_and_whole_database_changes() {
+    scenario(
+        2,
+        &[
+            // A push in another database does not wake a client blocked in db 0.
+            Send(1, "BLPOP k 0"),
+            Pause,
+            Cmd(0, "SELECT 1"),
+            Cmd(0, "RPUSH k a b"),
+            Quiet(1),
+            // MOVE brings the list into db 0: served.
+            Cmd(0, "MOVE k 0"),
+            Read(1),
+            Cmd(0, "SELECT 0"),
+            Cmd(0, "LRANGE k 0 -1"),
+            // FLUSHALL while blocked: still blocked; SWAPDB bringing a list in serves it.
+            Cmd(0, "DEL k"),
+            Send(1, "BLPOP k 0"),
+            Pause,
+            Cmd(0, "FLUSHALL"),
+            Quiet(1),
+            Cmd(0, "SELECT 2"),
+            Cmd(0, "RPUSH k x"),
+            Cmd(0, "SWAPDB 0 2"),
+            Read(1),
+            Cmd(0, "DBSIZE"),
+            Cmd(0, "SELECT 0"),
+            Cmd(0, "DBSIZE"),
+            // COPY into the waited key.
+            Send(1, "BRPOP c 0"),
+            Pause,
+            Cmd(0, "RPUSH orig 1 2"),
+            Cmd(0, "COPY orig c"),
+            Read(1),
+            Cmd(0, "LRANGE c 0 -1"),
+            Info(0, "blocked_clients"),
+        ],
+    );
+}
+
+#[test]
+fn pusher_pipeline_and_kill() {
+    scenario(
+        3,
+        &[
+            // The waiter is served right after the push, before the pusher's next command.
+            Send(1, "BLPOP k 0"),
+            Pause,
+            Pipeline(0, &["RPUSH k a", "LPOP k", "RPUSH k b c", "LPOP k"]),
+            Read(0),
+            Read(0),
+            Read(0),
+            Read(0),
+            Read(1),
+            Cmd(0, "LRANGE k 0 -1"),
+            Cmd(0, "DEL k"),
+            // CLIENT KILL of a blocked client removes it from the wait list.
+            Send(1, "BLPOP k 0"),
+            Pause,
+            Send(2, "BLPOP k 0"),
+            Pause,
+            Cmd(0, "CLIENT KILL ID {id1}"),
+            Pause,
+            Info(0, "blocked_clients"),
+            Cmd(0, "RPUSH k z"),
+            Read(2),
+            Info(0, "blocked_clients"),
+        ],
+    );
+}
+
+#[test]
+fn timeouts_in_deadline_order() {
+    scenario(
+        3,
+        &[
+            Send(1, "BLPOP k 0.4"),
+            Send(2, "BLMOVE k d LEFT LEFT 0.1"),
+            Pause,
+            Info(0, "clients_in_timeout_table"),
+            Read(2),
+            Quiet(1),
+            Read(1),
+            Info(0, "clients_in_timeout_table"),
+            Info(0, "cmdstat_blpop"),
+            Info(0, "cmdstat_blmove"),
+        ],
+    );
+}
+
+/// A blocked client is not closed by the idle `timeout`: it waits for its own deadline.
+#[test]
+fn idle_timeout_spares_blocked_clients() {
+    let g = goblin(&["--timeout", "1"]);
+    let mut idle = g.raw();
+    let mut waiter = g.raw();
+    idle.cmd_str("PING");
+    waiter.send(&encode(&[b"BLPOP", b"k", b"3"]));
+    let start = Instant::now();
+    assert_eq!(waiter.reply(), b"*-1\r\n");
+    assert!(start.elapsed() >= Duration::from_millis(2900));
+    assert!(idle.is_closed(), "the idle client was not closed");
+}
+
 /// Redis lists a blocked client with the `b` flag and counts it in INFO clients.
 #[test]
 fn blocked_flag_and_info() {

@@ -530,7 +530,10 @@ impl Server {
             let idle: Vec<usize> = self
                 .clients
                 .iter()
-                .filter(|(_, c)| c.last_interaction.elapsed().as_secs() as i64 > timeout)
+                // As Redis, a blocked client is not idle: it waits for its own timeout.
+                .filter(|(_, c)| {
+                    c.blocked.is_none() && c.last_interaction.elapsed().as_secs() as i64 > timeout
+                })
                 .map(|(k, _)| k)
                 .collect();
             for k in idle {
