@@ -1027,6 +1027,9 @@ fn command_info_and_docs_match_redis() {
         "brpop",
         "blmove",
         "brpoplpush",
+        "lmpop",
+        "blmpop",
+        "client|unblock",
     ];
     let r = redis(&[]);
     let g = goblin(&[]);
@@ -1050,16 +1053,74 @@ fn command_info_and_docs_match_redis() {
         };
         assert_eq!(parts(&want), parts(&got), "{line}");
     }
+    // Docs: every leaf (names, types, tokens, flags, summary, since, complexity) in order, without
+    // the aggregate headers and the key-spec indexes our table has no key specs for. Commands with
+    // a history or a deprecation note (which the table cannot express) compare their arguments.
+    let leaves = |b: &[u8]| {
+        let text = show(b);
+        let toks: Vec<String> = text.split("\\r\\n").map(String::from).collect();
+        let mut out: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < toks.len() {
+            let t = &toks[i];
+            if t == "key_spec_index" {
+                out.pop(); // its `$14` length line
+                i += 2;
+                continue;
+            }
+            if !t.starts_with(['*', '%']) {
+                out.push(t.clone());
+            }
+            i += 1;
+        }
+        out
+    };
+    // From `arguments` on, without the per-argument `since` (not expressible either).
+    let arguments = |l: Vec<String>| {
+        let k = l.iter().position(|t| t == "arguments").unwrap();
+        let mut out: Vec<String> = Vec::new();
+        let mut i = k;
+        while i < l.len() {
+            if l[i] == "since" {
+                out.pop();
+                i += 3;
+                continue;
+            }
+            out.push(l[i].clone());
+            i += 1;
+        }
+        out
+    };
     for n in [
-        "lpush", "lmove", "blpop", "lpos", "blmove", "lmpop", "blmpop",
+        "lpos",
+        "lrange",
+        "lindex",
+        "lset",
+        "lrem",
+        "ltrim",
+        "linsert",
+        "llen",
+        "lmove",
+        "lmpop",
+        "blmove",
+        "blmpop",
+        "lpush",
+        "rpush",
+        "lpushx",
+        "rpushx",
+        "lpop",
+        "rpop",
+        "blpop",
+        "brpop",
+        "rpoplpush",
+        "brpoplpush",
     ] {
         let line = format!("COMMAND DOCS {n}");
-        let (want, got) = (rc.cmd_str(&line), gc.cmd_str(&line));
-        let summary = |b: &[u8]| {
-            let s = show(b);
-            let i = s.find("summary").unwrap();
-            s[i..i + 60.min(s.len() - i)].to_string()
-        };
-        assert_eq!(summary(&want), summary(&got), "{line}");
+        let (want, got) = (leaves(&rc.cmd_str(&line)), leaves(&gc.cmd_str(&line)));
+        if want.iter().any(|t| t == "history" || t == "doc_flags") {
+            assert_eq!(arguments(want), arguments(got), "{line}");
+        } else {
+            assert_eq!(want, got, "{line}");
+        }
     }
 }

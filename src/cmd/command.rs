@@ -171,7 +171,7 @@ fn tokenize(syntax: &str) -> Vec<String> {
     let mut cur = String::new();
     for ch in syntax.chars() {
         match ch {
-            '[' | ']' | '|' => {
+            '[' | ']' | '(' | ')' | '|' => {
                 if !cur.is_empty() {
                     toks.push(std::mem::take(&mut cur));
                 }
@@ -266,8 +266,22 @@ fn parse_seq(toks: &[String], pos: &mut usize) -> Vec<DocArg> {
         let t = toks[*pos].as_str();
         *pos += 1;
         match t {
-            "]" => break,
+            "]" | ")" => break,
             "|" => alts.push(Vec::new()),
+            // `(A | B)`: a required group, e.g. LINSERT's `key where:(BEFORE | AFTER) pivot element`,
+            // where `name:` names it.
+            name if name.ends_with(':') && toks.get(*pos).map(String::as_str) == Some("(") => {
+                *pos += 1;
+                let mut one = as_one(parse_seq(toks, pos));
+                one.name = name.trim_end_matches(':').to_string();
+                alts.last_mut().expect("one alternative").push(one);
+            }
+            "(" => {
+                let inner = parse_seq(toks, pos);
+                alts.last_mut()
+                    .expect("one alternative")
+                    .push(as_one(inner));
+            }
             "[" => {
                 let start = *pos;
                 let inner = parse_seq(toks, pos);
@@ -613,6 +627,13 @@ mod tests {
         assert_eq!(k.len(), 1);
         assert!(k[0].multiple);
         assert_eq!(k[0].kind, "key");
+
+        let g = doc_args("key where:(BEFORE | AFTER) pivot element");
+        assert_eq!(g.len(), 4);
+        assert_eq!(g[1].name, "where");
+        assert_eq!(g[1].kind, "oneof");
+        assert!(!g[1].optional);
+        assert_eq!(g[1].args[1].token.as_deref(), Some("AFTER"));
 
         let s = doc_args("cursor:integer [MATCH pattern] [COUNT count:integer]");
         assert_eq!(s[1].token.as_deref(), Some("MATCH"));

@@ -472,7 +472,7 @@ fn lpos(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// LMOVE source destination LEFT | RIGHT LEFT | RIGHT
+/// LMOVE source destination wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT)
 ///
 /// # Format
 /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT` — pops from source's first end, pushes onto
@@ -680,7 +680,7 @@ fn bpop_generic(
     ctx.block_on(args, &keys, timeout, POP_WAIT)
 }
 
-/// BLMOVE source destination LEFT | RIGHT LEFT | RIGHT timeout
+/// BLMOVE source destination wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT) timeout
 ///
 /// # Format
 /// `BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout` — as LMOVE, blocking while source is
@@ -710,7 +710,8 @@ fn blmove_generic(ctx: &mut Ctx, args: Args, from: End, to: End, timeout: u64) -
 }
 
 const BLOCKING_POP_SYNTAX: &str = "key [key ...] timeout:double";
-const MPOP_SYNTAX: &str = "numkeys:integer key [key ...] LEFT | RIGHT [COUNT count:integer]";
+const MPOP_SYNTAX: &str =
+    "numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]";
 
 pub const COMMANDS: &[Command] = &[
     Command::new("lpush", lpush, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
@@ -738,11 +739,11 @@ pub const COMMANDS: &[Command] = &[
     Command::new("ltrim", ltrim, 4, WRITE).keys(1, 1, 1).group(GROUP)
         .doc("Trim a list to the specified range", "1.0.0", "O(N) where N is the number of elements to be removed by the operation.", "key start:integer stop:integer"),
     Command::new("linsert", linsert, 5, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Insert an element before or after another element in a list", "2.2.0", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).", "key BEFORE | AFTER pivot element"),
+        .doc("Insert an element before or after another element in a list", "2.2.0", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).", "key where:(BEFORE | AFTER) pivot element"),
     Command::new("lpos", lpos, -3, READONLY).keys(1, 1, 1).group(GROUP)
         .doc("Return the index of matching elements on a list", "6.0.6", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.", "key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]"),
     Command::new("lmove", lmove, 5, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
-        .doc("Pop an element from a list, push it to another list and return it", "6.2.0", "O(1)", "source:key destination:key LEFT | RIGHT LEFT | RIGHT"),
+        .doc("Pop an element from a list, push it to another list and return it", "6.2.0", "O(1)", "source:key destination:key wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT)"),
     Command::new("rpoplpush", rpoplpush, 3, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
         .doc("Remove the last element in a list, prepend it to another list and return it", "1.2.0", "O(1)", "source:key destination:key"),
     Command::new("lmpop", lmpop, -4, WRITE | MOVABLEKEYS).group(GROUP)
@@ -752,9 +753,9 @@ pub const COMMANDS: &[Command] = &[
     Command::new("brpop", brpop, -3, WRITE | NOSCRIPT | BLOCKING).keys(1, -2, 1).group(GROUP)
         .doc("Remove and get the last element in a list, or block until one is available", "2.0.0", "O(N) where N is the number of provided keys.", BLOCKING_POP_SYNTAX),
     Command::new("blmove", blmove, 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING).keys(1, 2, 1).group(GROUP)
-        .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", "O(1)", "source:key destination:key LEFT | RIGHT LEFT | RIGHT timeout:double"),
+        .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", "O(1)", "source:key destination:key wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT) timeout:double"),
     Command::new("brpoplpush", brpoplpush, 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING).keys(1, 2, 1).group(GROUP)
         .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", "O(1)", "source:key destination:key timeout:double"),
     Command::new("blmpop", blmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).group(GROUP)
-        .doc("Pop elements from a list, or block until one is available", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", "timeout:double numkeys:integer key [key ...] LEFT | RIGHT [COUNT count:integer]"),
+        .doc("Pop elements from a list, or block until one is available", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", "timeout:double numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]"),
 ];
