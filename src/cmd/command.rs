@@ -498,6 +498,11 @@ fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
     if (c.arity > 0 && c.arity != argc) || argc < -c.arity {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
+    if let Some(find) = c.key_finder {
+        let keys = find(sub).ok_or("ERR Invalid arguments specified for command")?;
+        ctx.out.bulks(keys.iter().map(|&k| &sub[k]));
+        return Ok(());
+    }
     let mut keys = c.key_positions(sub.len());
     // MSET-style commands: a trailing key without its value is not a key.
     if c.key_step > 1 && c.last_key < 0 {

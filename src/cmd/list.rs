@@ -4,8 +4,8 @@
 
 use super::parse::{self, int, is};
 use super::{
-    err, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST, MOVABLEKEYS, NOSCRIPT,
-    READONLY, WRITE,
+    err, keys_after_numkeys, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST,
+    MOVABLEKEYS, NOSCRIPT, READONLY, WRITE,
 };
 use crate::resp::reply::{Reply, NO_SUCH_KEY, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
@@ -709,6 +709,16 @@ fn blmove_generic(ctx: &mut Ctx, args: Args, from: End, to: End, timeout: u64) -
     ctx.block_on(args, &[src], timeout, MOVE_WAIT)
 }
 
+/// LMPOP's keys: `numkeys` is its first argument.
+fn lmpop_keys(args: Args) -> Option<Vec<usize>> {
+    keys_after_numkeys(args, 1)
+}
+
+/// BLMPOP's keys: `numkeys` follows the timeout.
+fn blmpop_keys(args: Args) -> Option<Vec<usize>> {
+    keys_after_numkeys(args, 2)
+}
+
 const BLOCKING_POP_SYNTAX: &str = "key [key ...] timeout:double";
 const MPOP_SYNTAX: &str =
     "numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]";
@@ -746,7 +756,7 @@ pub const COMMANDS: &[Command] = &[
         .doc("Pop an element from a list, push it to another list and return it", "6.2.0", "O(1)", "source:key destination:key wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT)"),
     Command::new("rpoplpush", rpoplpush, 3, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
         .doc("Remove the last element in a list, prepend it to another list and return it", "1.2.0", "O(1)", "source:key destination:key"),
-    Command::new("lmpop", lmpop, -4, WRITE | MOVABLEKEYS).group(GROUP)
+    Command::new("lmpop", lmpop, -4, WRITE | MOVABLEKEYS).key_finder(lmpop_keys).group(GROUP)
         .doc("Pop elements from a list", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", MPOP_SYNTAX),
     Command::new("blpop", blpop, -3, WRITE | NOSCRIPT | BLOCKING).keys(1, -2, 1).group(GROUP)
         .doc("Remove and get the first element in a list, or block until one is available", "2.0.0", "O(N) where N is the number of provided keys.", BLOCKING_POP_SYNTAX),
@@ -756,6 +766,6 @@ pub const COMMANDS: &[Command] = &[
         .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", "O(1)", "source:key destination:key wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT) timeout:double"),
     Command::new("brpoplpush", brpoplpush, 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING).keys(1, 2, 1).group(GROUP)
         .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", "O(1)", "source:key destination:key timeout:double"),
-    Command::new("blmpop", blmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).group(GROUP)
+    Command::new("blmpop", blmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_finder(blmpop_keys).group(GROUP)
         .doc("Pop elements from a list, or block until one is available", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", "timeout:double numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]"),
 ];

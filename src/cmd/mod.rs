@@ -115,6 +115,21 @@ impl Ctx<'_> {
 
 pub type Handler = fn(&mut Ctx, Args) -> CmdResult;
 
+/// Finds the key positions of a MOVABLEKEYS command line (COMMAND GETKEYS); `None` when the line's
+/// key count is invalid.
+pub type KeyFinder = fn(Args) -> Option<Vec<usize>>;
+
+/// Key positions of a `numkeys key [key ...]` command whose numkeys is at `at` (LMPOP, BLMPOP, and
+/// the sorted-set unions and pops), as Redis's `genericGetKeys`.
+pub fn keys_after_numkeys(args: Args, at: usize) -> Option<Vec<usize>> {
+    let n = crate::util::parse_i64(args.get(at)?)?;
+    let room = args.len().checked_sub(at + 1)?;
+    if n < 1 || n as u64 > room as u64 {
+        return None;
+    }
+    Some((at + 1..at + 1 + n as usize).collect())
+}
+
 // Command flags, with Redis's meanings (server.h's CMD_* block). Shown by COMMAND INFO by these names.
 /// May modify the keyspace.
 pub const WRITE: u32 = 1 << 0;
@@ -193,6 +208,8 @@ pub struct Command {
     /// DOCS's argument tree and of the docs pages' syntax line.
     pub syntax: &'static str,
     pub subcommands: &'static [Command],
+    /// For MOVABLEKEYS commands: where the keys are on a given line.
+    pub key_finder: Option<KeyFinder>,
 }
 
 impl Command {
@@ -211,6 +228,7 @@ impl Command {
             complexity: "",
             syntax: "",
             subcommands: &[],
+            key_finder: None,
         }
     }
 
@@ -234,6 +252,7 @@ impl Command {
             complexity: "",
             syntax: "",
             subcommands,
+            key_finder: None,
         }
     }
 
@@ -241,6 +260,11 @@ impl Command {
         self.first_key = first;
         self.last_key = last;
         self.key_step = step;
+        self
+    }
+
+    pub const fn key_finder(mut self, f: KeyFinder) -> Command {
+        self.key_finder = Some(f);
         self
     }
 
