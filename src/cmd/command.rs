@@ -29,9 +29,13 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "generic" => Some("@keyspace"),
         "string" => Some("@string"),
         "connection" => Some("@connection"),
+        "list" => Some("@list"),
         _ => None,
     };
     cats.extend(group_cat.map(String::from));
+    if c.has(super::BLOCKING) {
+        cats.push("@blocking".to_string());
+    }
     cats
 }
 
@@ -167,7 +171,7 @@ fn tokenize(syntax: &str) -> Vec<String> {
     let mut cur = String::new();
     for ch in syntax.chars() {
         match ch {
-            '[' | ']' | '|' => {
+            '[' | ']' | '(' | ')' | '|' => {
                 if !cur.is_empty() {
                     toks.push(std::mem::take(&mut cur));
                 }
@@ -262,8 +266,22 @@ fn parse_seq(toks: &[String], pos: &mut usize) -> Vec<DocArg> {
         let t = toks[*pos].as_str();
         *pos += 1;
         match t {
-            "]" => break,
+            "]" | ")" => break,
             "|" => alts.push(Vec::new()),
+            // `(A | B)`: a required group, e.g. LINSERT's `key where:(BEFORE | AFTER) pivot element`,
+            // where `name:` names it.
+            name if name.ends_with(':') && toks.get(*pos).map(String::as_str) == Some("(") => {
+                *pos += 1;
+                let mut one = as_one(parse_seq(toks, pos));
+                one.name = name.trim_end_matches(':').to_string();
+                alts.last_mut().expect("one alternative").push(one);
+            }
+            "(" => {
+                let inner = parse_seq(toks, pos);
+                alts.last_mut()
+                    .expect("one alternative")
+                    .push(as_one(inner));
+            }
             "[" => {
                 let start = *pos;
                 let inner = parse_seq(toks, pos);
@@ -480,6 +498,11 @@ fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
     if (c.arity > 0 && c.arity != argc) || argc < -c.arity {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
+    if let Some(find) = c.key_finder {
+        let keys = find(sub).ok_or("ERR Invalid arguments specified for command")?;
+        ctx.out.bulks(keys.iter().map(|&k| &sub[k]));
+        return Ok(());
+    }
     let mut keys = c.key_positions(sub.len());
     // MSET-style commands: a trailing key without its value is not a key.
     if c.key_step > 1 && c.last_key < 0 {
@@ -609,6 +632,13 @@ mod tests {
         assert_eq!(k.len(), 1);
         assert!(k[0].multiple);
         assert_eq!(k[0].kind, "key");
+
+        let g = doc_args("key where:(BEFORE | AFTER) pivot element");
+        assert_eq!(g.len(), 4);
+        assert_eq!(g[1].name, "where");
+        assert_eq!(g[1].kind, "oneof");
+        assert!(!g[1].optional);
+        assert_eq!(g[1].args[1].token.as_deref(), Some("AFTER"));
 
         let s = doc_args("cursor:integer [MATCH pattern] [COUNT count:integer]");
         assert_eq!(s[1].token.as_deref(), Some("MATCH"));

@@ -453,6 +453,37 @@ fn client_reply(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT UNBLOCK client-id [TIMEOUT | ERROR]
+///
+/// # Format
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]` — 1 if the client was blocked and is now unblocked (with its
+/// command's timeout reply, or the `-UNBLOCKED` error), 0 otherwise.
+fn client_unblock(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 4 {
+        return Err(err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            text(&args[1])
+        )));
+    }
+    let error = match args.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into()),
+    };
+    let id = int(&args[2])?;
+    let target = ctx
+        .clients
+        .iter()
+        .find(|(_, c)| c.id as i64 == id)
+        .map(|(k, _)| k);
+    let done = target.is_some_and(|t| {
+        crate::server::blocking::unblock_by_request(ctx.srv, ctx.clients, t, error)
+    });
+    ctx.out.int(i64::from(done));
+    Ok(())
+}
+
 const CLIENT_HELP: &[&str] = &[
     "GETNAME",
     "    Return the name of the current connection.",
@@ -492,6 +523,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
     "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
 ];
 
 /// CLIENT HELP
@@ -528,6 +561,9 @@ const CLIENT_SUBCOMMANDS: &[Command] = &[
         .doc("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)", "ON | OFF"),
     Command::new("client|reply", client_reply, 3, CLIENT_FLAGS).group(GROUP)
         .doc("Instructs the server whether to reply to commands.", "3.2.0", "O(1)", "ON | OFF | SKIP"),
+    Command::new("client|unblock", client_unblock, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
+        .doc("Unblock a client blocked in a blocking command from a different connection", "5.0.0",
+            "O(log N) where N is the number of client connections", "client-id:integer [TIMEOUT | ERROR]"),
     Command::new("client|help", client_help, 2, LOADING | STALE).group(GROUP)
         .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
 ];

@@ -14,6 +14,7 @@
 pub mod command;
 pub mod connection;
 pub mod keys;
+pub mod list;
 pub mod parse;
 pub mod server;
 pub mod string;
@@ -114,6 +115,21 @@ impl Ctx<'_> {
 
 pub type Handler = fn(&mut Ctx, Args) -> CmdResult;
 
+/// Finds the key positions of a MOVABLEKEYS command line (COMMAND GETKEYS); `None` when the line's
+/// key count is invalid.
+pub type KeyFinder = fn(Args) -> Option<Vec<usize>>;
+
+/// Key positions of a `numkeys key [key ...]` command whose numkeys is at `at` (LMPOP, BLMPOP, and
+/// the sorted-set unions and pops), as Redis's `genericGetKeys`.
+pub fn keys_after_numkeys(args: Args, at: usize) -> Option<Vec<usize>> {
+    let n = crate::util::parse_i64(args.get(at)?)?;
+    let room = args.len().checked_sub(at + 1)?;
+    if n < 1 || n as u64 > room as u64 {
+        return None;
+    }
+    Some((at + 1..at + 1 + n as usize).collect())
+}
+
 // Command flags, with Redis's meanings (server.h's CMD_* block). Shown by COMMAND INFO by these names.
 /// May modify the keyspace.
 pub const WRITE: u32 = 1 << 0;
@@ -192,6 +208,8 @@ pub struct Command {
     /// DOCS's argument tree and of the docs pages' syntax line.
     pub syntax: &'static str,
     pub subcommands: &'static [Command],
+    /// For MOVABLEKEYS commands: where the keys are on a given line.
+    pub key_finder: Option<KeyFinder>,
 }
 
 impl Command {
@@ -210,6 +228,7 @@ impl Command {
             complexity: "",
             syntax: "",
             subcommands: &[],
+            key_finder: None,
         }
     }
 
@@ -233,6 +252,7 @@ impl Command {
             complexity: "",
             syntax: "",
             subcommands,
+            key_finder: None,
         }
     }
 
@@ -240,6 +260,11 @@ impl Command {
         self.first_key = first;
         self.last_key = last;
         self.key_step = step;
+        self
+    }
+
+    pub const fn key_finder(mut self, f: KeyFinder) -> Command {
+        self.key_finder = Some(f);
         self
     }
 
@@ -290,10 +315,11 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 5] {
+fn families() -> [&'static [Command]; 6] {
     [
         string::COMMANDS,
         keys::COMMANDS,
+        list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
         command::COMMANDS,
@@ -441,6 +467,7 @@ mod tests {
         let families = [
             include_str!("string.rs"),
             include_str!("keys.rs"),
+            include_str!("list.rs"),
             include_str!("connection.rs"),
             include_str!("server.rs"),
             include_str!("command.rs"),

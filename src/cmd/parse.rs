@@ -92,3 +92,72 @@ pub fn scan_args(args: Args<'_>, at: usize, allow_type: bool) -> Result<ScanArgs
     }
     Ok(s)
 }
+
+/// An integer within `lo..=hi` where `msg` answers both a non-integer and an out-of-range value
+/// (Redis's `getRangeLongFromObjectOrReply` with a message, e.g. LMPOP's numkeys and COUNT).
+pub fn int_or(arg: &[u8], lo: i64, hi: i64, msg: &'static str) -> Result<i64, CmdError> {
+    parse_i64(arg)
+        .filter(|n| (lo..=hi).contains(n))
+        .ok_or(CmdError::from(msg))
+}
+
+/// A non-negative integer, `msg` otherwise (Redis's `getPositiveLongFromObjectOrReply`).
+pub fn positive(arg: &[u8], msg: &'static str) -> Result<i64, CmdError> {
+    int_or(arg, 0, i64::MAX, msg)
+}
+
+/// A blocking command's timeout in seconds, fractional (Redis 7.0's `getTimeoutFromObjectOrReply`
+/// with `UNIT_SECONDS`), as milliseconds from now; 0 waits forever. Like Redis, the seconds are
+/// multiplied by 1000 and truncated, so `-0.0001` is 0, and a value the C cast cannot represent
+/// (`inf`, `1e30`) is "negative".
+pub fn timeout(arg: &[u8]) -> Result<u64, CmdError> {
+    let s = parse_f64(arg)
+        .or_else(|| parse_hex_float(arg))
+        .ok_or(CmdError::from("ERR timeout is not a float or out of range"))?;
+    let ms = s * 1000.0;
+    // x86's out-of-range double-to-integer conversion yields LLONG_MIN.
+    let tval = if ms.is_finite() && ms.abs() < 9.223_372_036_854_775e18 {
+        ms.trunc() as i64
+    } else {
+        i64::MIN
+    };
+    if tval < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    if tval > i64::MAX - crate::util::clock::now_ms() {
+        return Err("ERR timeout is out of range".into());
+    }
+    Ok(tval as u64)
+}
+
+/// C's `strtold` hexadecimal form (`0x10`, `-0x1.8p3`), which Redis's long-double parse accepts.
+fn parse_hex_float(arg: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(arg).ok()?;
+    let (neg, rest) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let rest = rest
+        .strip_prefix("0x")
+        .or_else(|| rest.strip_prefix("0X"))?;
+    let (mantissa, exp) = match rest.find(['p', 'P']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i32>().ok()?),
+        None => (rest, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for c in int_part.chars() {
+        v = v * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac_part.chars() {
+        v += f64::from(c.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    let v = v * 2f64.powi(exp);
+    Some(if neg { -v } else { v })
+}

@@ -349,9 +349,12 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 .unwrap_or(0);
             f!("client_recent_max_input_buffer:{max_in}");
             f!("client_recent_max_output_buffer:{max_out}");
-            f!("blocked_clients:0");
+            f!("blocked_clients:{}", ctx.srv.blocking.blocked_clients);
             f!("tracking_clients:0");
-            f!("clients_in_timeout_table:0");
+            f!(
+                "clients_in_timeout_table:{}",
+                ctx.srv.blocking.in_timeout_table()
+            );
         }
         "memory" => {
             let used = alloc::used();

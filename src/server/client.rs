@@ -86,6 +86,8 @@ pub struct Client {
     /// Set while the client runs EXEC's queued commands or a script: a blocking command then answers
     /// at once as if its timeout had passed (Redis's CLIENT_DENY_BLOCKING).
     pub deny_blocking: bool,
+    /// Set while the client waits in a blocking command (BLPOP, ...): see `server::blocking`.
+    pub blocked: Option<Box<crate::server::blocking::Blocked>>,
 }
 
 impl Client {
@@ -117,6 +119,7 @@ impl Client {
             want_write: false,
             dirty_cas: false,
             deny_blocking: false,
+            blocked: None,
         }
     }
 
@@ -150,6 +153,9 @@ impl Client {
     /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
     pub fn info_line(&self, resp: u8) -> String {
         let mut flags = String::new();
+        if self.blocked.is_some() {
+            flags.push('b');
+        }
         if self.close_after_reply {
             flags.push('c');
         }

@@ -113,8 +113,10 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
     }
+    // A command that blocked is counted once it is served, times out or is unblocked.
+    let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
     let stats = &mut ctx.srv.table.stats[idx];
-    stats.calls += 1;
+    stats.calls += u64::from(!blocked);
     stats.usec += start.elapsed().as_micros() as u64;
     if ctx.out.errors.len() > errors_before {
         stats.failed += 1;

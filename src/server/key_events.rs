@@ -6,7 +6,8 @@
 //! `dirty_cas` flag) and clients blocked on a key (BLPOP, BZPOPMIN, ...: the key is queued in `ready`
 //! and the blocked clients are retried after the command that changed it).
 //!
-//! The map is empty unless some client waits, so a write pays one `is_empty` check.
+//! The map is empty unless some client waits, so a write pays one `is_empty` check. Blocked clients
+//! are registered and served by `server::blocking` (`Ctx::block_on`, `serve_ready`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -56,6 +57,18 @@ impl KeyEvents {
         let k = (db, Box::from(key));
         if let Some(w) = self.waiting.get_mut(&k) {
             w.watchers.retain(|&c| c != client);
+            w.blocked.retain(|&c| c != client);
+            if w.is_empty() {
+                self.waiting.remove(&k);
+            }
+        }
+    }
+
+    /// Drops a blocked `client` from a key's wait list (WATCHes stay), forgetting the key once
+    /// nobody waits.
+    pub fn forget_blocked(&mut self, db: usize, key: &[u8], client: usize) {
+        let k = (db, Box::from(key));
+        if let Some(w) = self.waiting.get_mut(&k) {
             w.blocked.retain(|&c| c != client);
             if w.is_empty() {
                 self.waiting.remove(&k);

@@ -6,6 +6,7 @@
 //!
 //! Entry points: `Server::new` (binds), `Server::run` (until SHUTDOWN or a signal).
 
+pub mod blocking;
 pub mod client;
 pub mod gate;
 pub mod key_events;
@@ -46,6 +47,8 @@ pub struct State {
     pub kill_list: Vec<usize>,
     /// Who waits on which key (WATCH, blocking commands), fed by `Ctx::signal_modified`.
     pub key_events: key_events::KeyEvents,
+    /// Blocked clients' timers and the serving of ready keys (BLPOP, BZPOPMIN, ...).
+    pub blocking: blocking::Blocking,
     next_client_id: u64,
 }
 
@@ -89,6 +92,7 @@ impl State {
             tcp_port: 0,
             kill_list: Vec::new(),
             key_events: key_events::KeyEvents::default(),
+            blocking: blocking::Blocking::default(),
             next_client_id: 1,
         }
     }
@@ -218,7 +222,10 @@ impl Server {
         let mut next_cron = Instant::now();
         loop {
             let now = Instant::now();
-            let timeout = next_cron.saturating_duration_since(now);
+            let mut timeout = next_cron.saturating_duration_since(now);
+            if let Some(t) = self.state.blocking.next_timeout() {
+                timeout = timeout.min(t);
+            }
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -241,6 +248,8 @@ impl Server {
                     }
                 }
             }
+            blocking::handle_timeouts(&mut self.state, &mut self.clients);
+            self.process_unblocked();
             self.flush_pending();
             if Instant::now() >= next_cron {
                 self.cron();
@@ -362,7 +371,7 @@ impl Server {
     /// Executes every complete command in the client's query buffer.
     fn process_input(&mut self, key: usize) {
         let c = &mut self.clients[key];
-        if c.close_after_reply {
+        if c.close_after_reply || c.blocked.is_some() {
             return;
         }
         let query = std::mem::take(&mut c.query);
@@ -386,9 +395,16 @@ impl Server {
                         out: &mut out,
                     };
                     gate::execute(&mut ctx, args);
+                    if !self.state.key_events.ready.is_empty() {
+                        // Serving re-executes other clients' commands: give this one its buffer back.
+                        self.clients[key].out = std::mem::take(&mut out);
+                        blocking::serve_ready(&mut self.state, &mut self.clients);
+                        out = std::mem::take(&mut self.clients[key].out);
+                    }
                     let c = &self.clients[key];
                     authenticated = c.authenticated;
-                    if c.close_after_reply || self.state.shutdown.is_some() {
+                    // A blocked client's next commands wait until it is served.
+                    if c.close_after_reply || c.blocked.is_some() || self.state.shutdown.is_some() {
                         break;
                     }
                 }
@@ -471,7 +487,25 @@ impl Server {
         self.pending = pending;
     }
 
+    /// Processes the pending input of the clients unblocked this turn (served, timed out, CLIENT
+    /// UNBLOCK): the pipeline behind their blocking command.
+    fn process_unblocked(&mut self) {
+        loop {
+            let ids = std::mem::take(&mut self.state.blocking.unblocked);
+            if ids.is_empty() {
+                return;
+            }
+            for key in ids {
+                if self.clients.contains(key) {
+                    self.pending.push(key);
+                    self.process_input(key);
+                }
+            }
+        }
+    }
+
     fn close_client(&mut self, key: usize) {
+        blocking::unblock(&mut self.state, &mut self.clients, key);
         if let Some(mut c) = self.clients.try_remove(key) {
             let _ = self.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
@@ -496,7 +530,10 @@ impl Server {
             let idle: Vec<usize> = self
                 .clients
                 .iter()
-                .filter(|(_, c)| c.last_interaction.elapsed().as_secs() as i64 > timeout)
+                // As Redis, a blocked client is not idle: it waits for its own timeout.
+                .filter(|(_, c)| {
+                    c.blocked.is_none() && c.last_interaction.elapsed().as_secs() as i64 > timeout
+                })
                 .map(|(k, _)| k)
                 .collect();
             for k in idle {

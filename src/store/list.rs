@@ -1,6 +1,17 @@
-//! The list type (Redis's t_list.c data side): a deque of byte strings.
+//! The list type (Redis's t_list.c data side): a deque of byte strings, with the end-aware operations
+//! the list commands need (push/pop at either end, Redis's index and range normalisation).
+//!
+//! Redis 7.0 keeps every list in a quicklist, so `encoding` is always `quicklist`; the deque gives the
+//! same complexities (O(1) at both ends, O(N) in the middle).
 
 use std::collections::VecDeque;
+
+/// Which end of a list (Redis's `LIST_HEAD` / `LIST_TAIL`, the `LEFT` / `RIGHT` of LMOVE).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum End {
+    Head,
+    Tail,
+}
 
 #[derive(Clone, Default)]
 pub struct List {
@@ -23,5 +34,43 @@ impl List {
 
     pub fn heap_size(&self) -> usize {
         self.items.iter().map(|i| i.capacity() + 24).sum()
+    }
+
+    pub fn push(&mut self, end: End, v: Vec<u8>) {
+        match end {
+            End::Head => self.items.push_front(v),
+            End::Tail => self.items.push_back(v),
+        }
+    }
+
+    pub fn pop(&mut self, end: End) -> Option<Vec<u8>> {
+        match end {
+            End::Head => self.items.pop_front(),
+            End::Tail => self.items.pop_back(),
+        }
+    }
+
+    /// A Redis index (negative counts from the tail) as a position, if within the list.
+    pub fn index(&self, i: i64) -> Option<usize> {
+        let len = self.items.len() as i64;
+        let i = if i < 0 { len + i } else { i };
+        (0..len).contains(&i).then_some(i as usize)
+    }
+
+    /// Redis's range normalisation (LRANGE, LTRIM): `start..=end` as positions, or `None` when empty.
+    pub fn range(&self, start: i64, end: i64) -> Option<(usize, usize)> {
+        let len = self.items.len() as i64;
+        let mut start = if start < 0 { len + start } else { start };
+        let mut end = if end < 0 { len + end } else { end };
+        if start < 0 {
+            start = 0;
+        }
+        if start > end || start >= len {
+            return None;
+        }
+        if end >= len {
+            end = len - 1;
+        }
+        Some((start as usize, end as usize))
     }
 }

@@ -1,0 +1,453 @@
+//! Blocking operations (Redis's blocked.c): BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP now, and the
+//! sorted-set BZPOPMIN, BZPOPMAX, BZMPOP through the same entry points.
+//!
+//! # How a command blocks
+//! A blocking handler first tries to serve from its keys. When none can serve, it calls
+//! `ctx.block_on(args, keys, timeout_ms, wait)`:
+//! - with `deny_blocking` set (inside EXEC or a script) the `wait.denied` null is replied at once,
+//!   as if the timeout had passed;
+//! - otherwise the client is blocked: its command (the arguments, owned), keys, database and deadline
+//!   are kept in `Client::blocked`, it is queued FIFO on each key in `key_events`, and its deadline goes
+//!   into the timer set. Its query input is not processed while it is blocked (a pipeline behind the
+//!   blocking command waits).
+//!
+//! # How it is served (Redis 7's design: re-execution)
+//! A write to a key calls `Ctx::signal_modified`, which queues the key in `key_events.ready` when
+//! clients are blocked on it. After each top-level command the server calls `serve_ready`: for each
+//! ready key, the clients blocked on it, longest-waiting first, have their command re-executed through
+//! the dispatch gate while the key exists with the type they wait for (`wait.type_name`). During a
+//! re-execution `ctx.serving(key)` is true only for the ready key, so the handler serves from that key
+//! (as Redis 7.0 serves the key that became ready, not the first of the command's keys). A handler
+//! that still cannot serve calls `block_on` again, which keeps the client blocked with its original
+//! place and deadline. A served client's pending input is processed later in the same loop turn.
+//! Writes made by re-executed commands (BLMOVE's push) queue more ready keys, served in turn (chains).
+//!
+//! # Timeouts and unblocking
+//! `handle_timeouts` (every loop turn; the poll timeout is shortened to `next_timeout`) replies the
+//! `wait.on_timeout` null to clients past their deadline. `unblock_by_request` is CLIENT UNBLOCK.
+//! `unblock` removes a client from every wait list and the timer set (also on disconnect).
+//!
+//! # For a sorted-set blocking command
+//! Parse the timeout with `parse::timeout`, try each key with `ctx.serving(key)` as a filter (WRONGTYPE
+//! for a key of another type, as Redis), and when nothing is served call
+//! `ctx.block_on(args, &keys, timeout, wait)` with
+//! `Wait { type_name: "zset", on_timeout: TimeoutReply::NullArray, denied: TimeoutReply::NullArray }`.
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+use slab::Slab;
+
+use crate::cmd::{Args, CmdResult, Ctx};
+use crate::server::client::Client;
+use crate::server::{gate, State};
+use crate::util::clock;
+
+/// The null a blocking command replies when it gives up waiting.
+#[derive(Clone, Copy)]
+pub enum TimeoutReply {
+    /// `$-1` / `_` (BLMOVE and BRPOPLPUSH when they may not block).
+    Null,
+    /// `*-1` / `_` (every timed-out list or sorted-set wait, as Redis 7.0's
+    /// `replyToBlockedClientTimedOut`, BLMOVE included).
+    NullArray,
+}
+
+/// What a blocked command waits for.
+#[derive(Clone, Copy)]
+pub struct Wait {
+    /// The key type that can serve it (`Value::type_name`): "list", "zset".
+    pub type_name: &'static str,
+    /// After the timeout or CLIENT UNBLOCK ... TIMEOUT.
+    pub on_timeout: TimeoutReply,
+    /// At once, when the client may not block (`deny_blocking`).
+    pub denied: TimeoutReply,
+}
+
+/// A blocked client's command and what it waits on.
+pub struct Blocked {
+    pub db: usize,
+    /// The distinct keys waited on, in command order.
+    pub keys: Vec<Box<[u8]>>,
+    deadline_us: Option<u64>,
+    wait: Wait,
+    /// The command's arguments, owned: `spans` index into `argv`.
+    argv: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    /// Distinguishes this block's timer entry from any earlier one of the same client.
+    seq: u64,
+}
+
+#[derive(Default)]
+pub struct Blocking {
+    /// (deadline in monotonic µs, block seq, client): the blocked clients that have a timeout.
+    timers: BTreeSet<(u64, u64, usize)>,
+    next_seq: u64,
+    /// How many clients are blocked (INFO's `blocked_clients`).
+    pub blocked_clients: usize,
+    /// Clients unblocked this loop turn, whose pending input the server processes next.
+    pub unblocked: Vec<usize>,
+    /// While a blocked command is re-executed: the (db, key) being served.
+    serving: Option<(usize, Box<[u8]>)>,
+    /// Set by `block_on` during a re-execution that could not serve.
+    keep_blocked: bool,
+}
+
+impl Blocking {
+    /// Blocked clients with a timeout (INFO's `clients_in_timeout_table`).
+    pub fn in_timeout_table(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// Time until the nearest blocked client's deadline, for the event loop's poll timeout.
+    pub fn next_timeout(&self) -> Option<Duration> {
+        let &(deadline, _, _) = self.timers.first()?;
+        Some(Duration::from_micros(
+            deadline.saturating_sub(clock::monotonic_us()),
+        ))
+    }
+
+    /// True while the command now running was blocked by it (counted once it is served instead).
+    pub fn keeps_blocked(&self) -> bool {
+        self.keep_blocked
+    }
+}
+
+impl Ctx<'_> {
+    /// False while a blocked command is re-executed for a different key than `key`: a blocking handler
+    /// skips such keys, so it serves from the key that became ready.
+    pub fn serving(&self, key: &[u8]) -> bool {
+        self.srv
+            .blocking
+            .serving
+            .as_ref()
+            .is_none_or(|(_, k)| &k[..] == key)
+    }
+
+    /// Blocks the calling client on `keys` until one can serve it or `timeout_ms` passes (0: forever).
+    /// The handler calls this, after replying nothing, when none of its keys can serve it now.
+    pub fn block_on(
+        &mut self,
+        args: Args,
+        keys: &[&[u8]],
+        timeout_ms: u64,
+        wait: Wait,
+    ) -> CmdResult {
+        let b = &mut self.srv.blocking;
+        if b.serving.is_some() {
+            // A re-execution that still cannot serve: stay blocked, keeping place and deadline.
+            b.keep_blocked = true;
+            return Ok(());
+        }
+        if self.clients[self.id].deny_blocking {
+            reply_null(self.out, wait.denied);
+            return Ok(());
+        }
+        let seq = b.next_seq;
+        b.next_seq += 1;
+        let deadline_us = (timeout_ms > 0)
+            .then(|| clock::monotonic_us().saturating_add(timeout_ms.saturating_mul(1000)));
+        if let Some(d) = deadline_us {
+            b.timers.insert((d, seq, self.id));
+        }
+        b.blocked_clients += 1;
+        let mut seen = HashSet::with_capacity(keys.len());
+        let mut distinct = Vec::with_capacity(keys.len());
+        for &k in keys {
+            if seen.insert(k) {
+                self.srv
+                    .key_events
+                    .entry(self.db, k)
+                    .blocked
+                    .push_back(self.id);
+                distinct.push(Box::from(k));
+            }
+        }
+        let mut argv = Vec::new();
+        let mut spans = Vec::with_capacity(args.len());
+        for a in args.iter() {
+            let start = argv.len();
+            argv.extend_from_slice(a);
+            spans.push((start, argv.len()));
+        }
+        self.clients[self.id].blocked = Some(Box::new(Blocked {
+            db: self.db,
+            keys: distinct,
+            deadline_us,
+            wait,
+            argv,
+            spans,
+            seq,
+        }));
+        Ok(())
+    }
+}
+
+fn reply_null(out: &mut crate::resp::reply::Reply, kind: TimeoutReply) {
+    match kind {
+        TimeoutReply::Null => out.null(),
+        TimeoutReply::NullArray => out.null_array(),
+    }
+}
+
+/// Serves the clients blocked on the keys that became ready, FIFO per key, until no key is ready
+/// (a served BLMOVE may make its destination ready). Called after each top-level command.
+pub fn serve_ready(srv: &mut State, clients: &mut Slab<Client>) {
+    while !srv.key_events.ready.is_empty() {
+        for (db, key) in std::mem::take(&mut srv.key_events.ready) {
+            let queue: Vec<usize> = match srv.key_events.get(db, &key) {
+                Some(w) => w.blocked.iter().copied().collect(),
+                None => continue,
+            };
+            for id in queue {
+                let Some(wait) = clients
+                    .get(id)
+                    .and_then(|c| c.blocked.as_ref())
+                    .map(|b| b.wait)
+                else {
+                    continue;
+                };
+                let d = &mut srv.dbs[db];
+                let type_name = d
+                    .find_live(&key)
+                    .map(|slot| d.dict.value_at(slot).val.type_name());
+                match type_name {
+                    // Emptied (and so deleted) by the clients served before: nobody else can be.
+                    None => break,
+                    // Redis 7.0 only serves clients waiting for the key's type; others keep waiting.
+                    Some(t) if t != wait.type_name => continue,
+                    Some(_) => reexecute(srv, clients, id, db, &key),
+                }
+            }
+        }
+    }
+}
+
+/// Runs a blocked client's command again, for the ready `key`; unblocks it unless it blocks again.
+fn reexecute(srv: &mut State, clients: &mut Slab<Client>, id: usize, db: usize, key: &[u8]) {
+    let Some(b) = clients[id].blocked.take() else {
+        return;
+    };
+    let mut out = std::mem::take(&mut clients[id].out);
+    srv.blocking.serving = Some((db, Box::from(key)));
+    srv.blocking.keep_blocked = false;
+    {
+        let args = Args::new(&b.argv, &b.spans);
+        let mut ctx = Ctx {
+            srv,
+            clients,
+            id,
+            db: b.db,
+            out: &mut out,
+        };
+        gate::execute(&mut ctx, args);
+    }
+    srv.blocking.serving = None;
+    let keep = std::mem::take(&mut srv.blocking.keep_blocked);
+    clients[id].out = out;
+    clients[id].blocked = Some(b);
+    if !keep {
+        unblock(srv, clients, id);
+    }
+}
+
+/// Replies the timeout null to every blocked client whose deadline has passed, and unblocks it.
+pub fn handle_timeouts(srv: &mut State, clients: &mut Slab<Client>) {
+    if srv.blocking.timers.is_empty() {
+        return;
+    }
+    let now = clock::monotonic_us();
+    while let Some(&(deadline, seq, id)) = srv.blocking.timers.first() {
+        if deadline > now {
+            break;
+        }
+        srv.blocking.timers.remove(&(deadline, seq, id));
+        if let Some(c) = clients.get_mut(id) {
+            if let Some(b) = &c.blocked {
+                reply_null(&mut c.out, b.wait.on_timeout);
+                count_call(srv, c);
+                unblock(srv, clients, id);
+            }
+        }
+    }
+}
+
+/// CLIENT UNBLOCK: unblocks `id` if it is blocked, replying the timeout null, or with `error` the
+/// `-UNBLOCKED` error. False if the client is not blocked.
+pub fn unblock_by_request(
+    srv: &mut State,
+    clients: &mut Slab<Client>,
+    id: usize,
+    error: bool,
+) -> bool {
+    let Some(c) = clients.get_mut(id) else {
+        return false;
+    };
+    let Some(b) = &c.blocked else {
+        return false;
+    };
+    if error {
+        c.out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else {
+        reply_null(&mut c.out, b.wait.on_timeout);
+    }
+    count_call(srv, c);
+    unblock(srv, clients, id);
+    true
+}
+
+/// A command that blocked counts in commandstats when it ends unserved (timeout, CLIENT UNBLOCK), as
+/// Redis's `updateStatsOnUnblock`; a served one is counted by the gate when re-executed.
+fn count_call(srv: &mut State, c: &Client) {
+    let Some(b) = &c.blocked else { return };
+    let (s, e) = b.spans[0];
+    if let Some(idx) = srv.table.find(&b.argv[s..e]) {
+        srv.table.stats[idx].calls += 1;
+    }
+}
+
+/// Ends a client's block: off every key's wait list and the timer set; its pending input is
+/// processed next. Also called when a blocked client disconnects.
+pub fn unblock(srv: &mut State, clients: &mut Slab<Client>, id: usize) {
+    let Some(b) = clients.get_mut(id).and_then(|c| c.blocked.take()) else {
+        return;
+    };
+    for k in &b.keys {
+        srv.key_events.forget_blocked(b.db, k, id);
+    }
+    if let Some(d) = b.deadline_us {
+        srv.blocking.timers.remove(&(d, b.seq, id));
+    }
+    srv.blocking.blocked_clients -= 1;
+    srv.blocking.unblocked.push(id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::resp::reply::Reply;
+    use crate::server::client::Conn;
+
+    /// A client on a real (loopback) socket nobody reads: enough for handlers and reply buffers.
+    fn client(clients: &mut Slab<Client>, keep: &mut Vec<std::net::TcpStream>) -> usize {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        keep.push(peer);
+        let conn = Conn::Tcp(mio::net::TcpStream::from_std(s));
+        let id = clients.len() as u64 + 1;
+        let mut c = Client::new(id, conn, 0, String::new(), String::new(), false);
+        c.authenticated = true;
+        clients.insert(c)
+    }
+
+    /// Runs one command line as client `id`, as the server does (serving ready keys after it).
+    fn run(srv: &mut State, clients: &mut Slab<Client>, id: usize, line: &str) -> Vec<u8> {
+        let words: Vec<&str> = line.split(' ').collect();
+        let mut buf = Vec::new();
+        let mut spans = Vec::new();
+        for w in &words {
+            let s = buf.len();
+            buf.extend_from_slice(w.as_bytes());
+            spans.push((s, buf.len()));
+        }
+        let mut out = std::mem::take(&mut clients[id].out);
+        let mark = out.buf.len();
+        {
+            let db = clients[id].db;
+            let mut ctx = Ctx {
+                srv,
+                clients,
+                id,
+                db,
+                out: &mut out,
+            };
+            gate::execute(&mut ctx, Args::new(&buf, &spans));
+        }
+        let reply = out.buf[mark..].to_vec();
+        clients[id].out = out;
+        serve_ready(srv, clients);
+        reply
+    }
+
+    fn taken(clients: &mut Slab<Client>, id: usize) -> Vec<u8> {
+        std::mem::replace(&mut clients[id].out, Reply::new(false)).buf
+    }
+
+    #[test]
+    fn deny_blocking_answers_at_once() {
+        let mut srv = State::new(Config::default(), None);
+        let mut clients = Slab::new();
+        let mut keep = Vec::new();
+        let c = client(&mut clients, &mut keep);
+        clients[c].deny_blocking = true;
+        assert_eq!(run(&mut srv, &mut clients, c, "BLPOP k 0"), b"*-1\r\n");
+        assert_eq!(run(&mut srv, &mut clients, c, "BRPOP k j 1"), b"*-1\r\n");
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLMPOP 0 1 k LEFT"),
+            b"*-1\r\n"
+        );
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLMOVE k d LEFT LEFT 0"),
+            b"$-1\r\n"
+        );
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BRPOPLPUSH k d 0"),
+            b"$-1\r\n"
+        );
+        assert!(clients[c].blocked.is_none());
+        assert_eq!(srv.blocking.blocked_clients, 0);
+        assert!(srv.key_events.is_empty());
+        // Errors and data still answer as usual.
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLPOP k -1"),
+            b"-ERR timeout is negative\r\n"
+        );
+        run(&mut srv, &mut clients, c, "RPUSH k a");
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLPOP k 0"),
+            b"*2\r\n$1\r\nk\r\n$1\r\na\r\n"
+        );
+    }
+
+    #[test]
+    fn blocks_then_served_fifo_by_reexecution() {
+        let mut srv = State::new(Config::default(), None);
+        let mut clients = Slab::new();
+        let mut keep = Vec::new();
+        let (a, b, p) = (
+            client(&mut clients, &mut keep),
+            client(&mut clients, &mut keep),
+            client(&mut clients, &mut keep),
+        );
+        assert_eq!(run(&mut srv, &mut clients, a, "BLPOP k 0"), b"");
+        assert_eq!(run(&mut srv, &mut clients, b, "BLPOP x k 5"), b"");
+        assert_eq!(srv.blocking.blocked_clients, 2);
+        assert_eq!(srv.blocking.in_timeout_table(), 1);
+        assert!(clients[a].blocked.is_some());
+        run(&mut srv, &mut clients, p, "RPUSH k 1");
+        assert_eq!(taken(&mut clients, a), b"*2\r\n$1\r\nk\r\n$1\r\n1\r\n");
+        assert_eq!(taken(&mut clients, b), b"");
+        assert_eq!(srv.blocking.blocked_clients, 1);
+        run(&mut srv, &mut clients, p, "RPUSH k 2 3");
+        assert_eq!(taken(&mut clients, b), b"*2\r\n$1\r\nk\r\n$1\r\n2\r\n");
+        assert_eq!(srv.blocking.blocked_clients, 0);
+        assert_eq!(srv.blocking.in_timeout_table(), 0);
+        assert!(srv.key_events.is_empty());
+        assert_eq!(srv.blocking.unblocked, vec![a, b]);
+        // Unblocking by request, and a timeout already passed.
+        run(&mut srv, &mut clients, a, "BLPOP q 0");
+        assert!(unblock_by_request(&mut srv, &mut clients, a, true));
+        assert_eq!(
+            taken(&mut clients, a),
+            b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+        );
+        assert!(!unblock_by_request(&mut srv, &mut clients, a, true));
+        run(&mut srv, &mut clients, a, "BLMOVE q d LEFT LEFT 0.001");
+        std::thread::sleep(Duration::from_millis(5));
+        handle_timeouts(&mut srv, &mut clients);
+        assert_eq!(taken(&mut clients, a), b"*-1\r\n");
+        assert_eq!(srv.blocking.blocked_clients, 0);
+    }
+}
