@@ -29,6 +29,7 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "generic" => Some("@keyspace"),
         "string" => Some("@string"),
         "connection" => Some("@connection"),
+        "scripting" => Some("@scripting"),
         _ => None,
     };
     cats.extend(group_cat.map(String::from));

@@ -15,6 +15,7 @@ pub mod command;
 pub mod connection;
 pub mod keys;
 pub mod parse;
+pub mod scripting;
 pub mod server;
 pub mod string;
 
@@ -290,13 +291,14 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 5] {
+fn families() -> [&'static [Command]; 6] {
     [
         string::COMMANDS,
         keys::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
         command::COMMANDS,
+        scripting::COMMANDS,
     ]
 }
 
@@ -444,6 +446,7 @@ mod tests {
             include_str!("connection.rs"),
             include_str!("server.rs"),
             include_str!("command.rs"),
+            include_str!("scripting.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

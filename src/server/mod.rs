@@ -46,6 +46,8 @@ pub struct State {
     pub kill_list: Vec<usize>,
     /// Who waits on which key (WATCH, blocking commands), fed by `Ctx::signal_modified`.
     pub key_events: key_events::KeyEvents,
+    /// The scripting engines and the script running now.
+    pub scripting: crate::script::Scripting,
     next_client_id: u64,
 }
 
@@ -76,7 +78,9 @@ impl State {
         let run_id: String = (0..40)
             .map(|_| char::from_digit((crate::util::rand_u64() % 16) as u32, 16).unwrap())
             .collect();
+        let scripting = crate::script::Scripting::new(&config);
         State {
+            scripting,
             config,
             config_file,
             dbs,
