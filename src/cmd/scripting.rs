@@ -29,7 +29,12 @@ fn keys_and_args<'a>(args: Args<'a>) -> Result<(Args<'a>, Args<'a>), CmdError> {
 /// The engine of a command, taken out of the server for the call (see `script::Scripting`).
 fn take_engine(ctx: &mut Ctx, id: EngineId) -> Box<crate::script::lua::Lua> {
     match id {
-        EngineId::Lua => ctx.srv.scripting.lua.take().expect("the Lua engine is not running"),
+        EngineId::Lua => ctx
+            .srv
+            .scripting
+            .lua
+            .take()
+            .expect("the Lua engine is not running"),
     }
 }
 
@@ -221,19 +226,42 @@ const SCRIPT_SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("eval", eval, -3, EVAL_FLAGS)
-        .group(GROUP)
-        .doc("Executes a server-side Lua script.", "2.6.0", "Depends on the script that is executed.", "script numkeys [key [key ...]] [arg [arg ...]]"),
+    Command::new("eval", eval, -3, EVAL_FLAGS).group(GROUP).doc(
+        "Executes a server-side Lua script.",
+        "2.6.0",
+        "Depends on the script that is executed.",
+        "script numkeys [key [key ...]] [arg [arg ...]]",
+    ),
     Command::new("evalsha", evalsha, -3, EVAL_FLAGS)
         .group(GROUP)
-        .doc("Executes a server-side Lua script by SHA1 digest.", "2.6.0", "Depends on the script that is executed.", "sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+        .doc(
+            "Executes a server-side Lua script by SHA1 digest.",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+        ),
     Command::new("eval_ro", eval, -3, EVAL_FLAGS | READONLY)
         .group(GROUP)
-        .doc("Executes a read-only server-side Lua script.", "7.0.0", "Depends on the script that is executed.", "script numkeys [key [key ...]] [arg [arg ...]]"),
+        .doc(
+            "Executes a read-only server-side Lua script.",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "script numkeys [key [key ...]] [arg [arg ...]]",
+        ),
     Command::new("evalsha_ro", evalsha, -3, EVAL_FLAGS | READONLY)
         .group(GROUP)
-        .doc("Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", "Depends on the script that is executed.", "sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+        .doc(
+            "Executes a read-only server-side Lua script by SHA1 digest.",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+        ),
     Command::container("script", -2, SCRIPT_SUBCOMMANDS)
         .group(GROUP)
-        .doc("A container for Lua scripts management commands.", "2.6.0", "Depends on subcommand.", ""),
+        .doc(
+            "A container for Lua scripts management commands.",
+            "2.6.0",
+            "Depends on subcommand.",
+            "",
+        ),
 ];

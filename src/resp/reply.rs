@@ -199,7 +199,7 @@ impl Reply {
             self.simple(l);
         }
         self.simple("HELP");
-        self.simple("    Print this help.");
+        self.simple("    Prints this help.");
     }
 
     /// Replaces everything after `mark` (used to discard a partial reply).

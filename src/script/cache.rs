@@ -183,7 +183,13 @@ mod tests {
         assert!(c.insert(pinned, 0, Flags::default(), 6, true).is_empty());
         let first = sha1_hex(b"0");
         for i in 0..EVAL_CACHE_MAX as u32 {
-            c.insert(sha1_hex(i.to_string().as_bytes()), i, Flags::default(), 1, false);
+            c.insert(
+                sha1_hex(i.to_string().as_bytes()),
+                i,
+                Flags::default(),
+                1,
+                false,
+            );
         }
         assert!(c.get(&first).is_some());
         // One more evicts the least recently used: "1" (since "0" was just used).

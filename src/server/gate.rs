@@ -147,7 +147,8 @@ pub struct ScriptRules {
 /// as a client's command, with Redis's script checks and error texts instead of a client's.
 pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
     let Ok(idx) = lookup(ctx, args) else {
-        ctx.out.error("ERR Unknown Redis command called from script");
+        ctx.out
+            .error("ERR Unknown Redis command called from script");
         return;
     };
     let cmd = ctx.srv.table.rows[idx];

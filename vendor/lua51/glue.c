@@ -46,11 +46,39 @@ int goblin_lua51_is_readonly(lua_State *L, int idx) {
 
 /* setmetatable that refuses read-only tables (the base library's writes the metatable directly). */
 static int checked_setmetatable(lua_State *L) {
-  if (goblin_lua51_is_readonly(L, 1)) return luaL_error(L, "Attempt to modify a readonly table");
+  /* Raised as luaG_runerror does from a C function: no position prefix (as Redis's). */
+  if (goblin_lua51_is_readonly(L, 1)) {
+    lua_pushstring(L, "Attempt to modify a readonly table");
+    return lua_error(L);
+  }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
+}
+
+/* Redis 7's pcall: like Lua's, but an error table `{err=...}` (what redis.call raises) comes back as
+ * its message string. In C, not a host function, so the protected code keeps the memory limit. */
+static int redis_pcall(lua_State *L) {
+  int argc = lua_gettop(L);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0)) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) lua_replace(L, -2);
+      else lua_pop(L, 1);
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
+void goblin_lua51_install_pcall(lua_State *L, int globals) {
+  lua_pushcfunction(L, redis_pcall);
+  lua_setfield(L, globals, "pcall");
 }
 
 /* Replaces the global setmetatable (on the table at idx, the globals being set up) by the check. */

@@ -6,8 +6,8 @@
 
 use std::ffi::c_int;
 
-use super::ffi::*;
 use super::current;
+use super::ffi::*;
 use crate::config::REDIS_VERSION;
 use crate::script::cache::sha1_hex;
 use crate::script::resp::{walk, Aggregate, ReplyBuilder};
@@ -84,7 +84,9 @@ pub(super) unsafe fn register(l: *mut lua_State) {
 
 /// `0x070000 | patch` style number of the Redis version we report (`7.0.15` → 0x07000f).
 fn redis_version_num() -> u32 {
-    let mut parts = REDIS_VERSION.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut parts = REDIS_VERSION
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
     let (a, b, c) = (
         parts.next().unwrap_or(0),
         parts.next().unwrap_or(0),
@@ -125,8 +127,14 @@ pub(crate) unsafe fn push_error_table(l: *mut lua_State, text: &[u8]) {
 }
 
 fn trim_crlf(b: &[u8]) -> &[u8] {
-    let end = b.iter().rposition(|&c| c != b'\r' && c != b'\n').map_or(0, |i| i + 1);
-    let start = b.iter().position(|&c| c != b'\r' && c != b'\n').unwrap_or(end);
+    let end = b
+        .iter()
+        .rposition(|&c| c != b'\r' && c != b'\n')
+        .map_or(0, |i| i + 1);
+    let start = b
+        .iter()
+        .position(|&c| c != b'\r' && c != b'\n')
+        .unwrap_or(end);
     &b[start..end]
 }
 
@@ -171,14 +179,22 @@ unsafe fn with_run<R>(f: impl FnOnce(&mut crate::script::Run) -> R) -> Option<R>
 unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
     let argc = lua_gettop(l);
     if argc == 0 {
-        return raise(l, "Please specify at least one argument for this redis lib call");
+        return raise(
+            l,
+            "Please specify at least one argument for this redis lib call",
+        );
     }
     let mut owned: Vec<Vec<u8>> = Vec::with_capacity(argc as usize);
     for i in 1..=argc {
         match lua_type(l, i) {
             LUA_TNUMBER => owned.push(fmt_g17(lua_tonumber(l, i)).into_bytes()),
             LUA_TSTRING => owned.push(to_bytes(l, i).unwrap_or_default().to_vec()),
-            _ => return raise(l, "Lua redis lib command arguments must be strings or integers"),
+            _ => {
+                return raise(
+                    l,
+                    "Lua redis lib command arguments must be strings or integers",
+                )
+            }
         }
     }
     let Some(run) = current() else {
@@ -211,7 +227,11 @@ unsafe extern "C" fn error_reply(l: *mut lua_State) -> c_int {
         return 1;
     }
     let e = to_bytes(l, -1).unwrap_or_default().to_vec();
-    let text = if e.starts_with(b"-") { e } else { [b"-", &e[..]].concat() };
+    let text = if e.starts_with(b"-") {
+        e
+    } else {
+        [b"-", &e[..]].concat()
+    };
     push_error_table(l, &text);
     1
 }
@@ -283,7 +303,10 @@ unsafe extern "C" fn set_repl(l: *mut lua_State) -> c_int {
     }
     let v = lua_tonumber(l, 1) as i64;
     if !(0..=3).contains(&v) {
-        return raise(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+        return raise(
+            l,
+            "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+        );
     }
     0
 }
@@ -305,7 +328,10 @@ unsafe extern "C" fn noop(_l: *mut lua_State) -> c_int {
 unsafe extern "C" fn acl_check_cmd(l: *mut lua_State) -> c_int {
     let argc = lua_gettop(l);
     if argc == 0 {
-        return raise(l, "Please specify at least one argument for this redis lib call");
+        return raise(
+            l,
+            "Please specify at least one argument for this redis lib call",
+        );
     }
     let name = to_bytes(l, 1).unwrap_or_default().to_vec();
     let known = with_run(|run| run.ctx.srv.table.find(&name).is_some()).unwrap_or(false);
@@ -425,7 +451,10 @@ unsafe extern "C" fn loadstring_text_only(l: *mut lua_State) -> c_int {
     }
     if lua_type(l, 1) != LUA_TSTRING && lua_type(l, 1) != LUA_TNUMBER {
         let got = type_name(lua_type(l, 1));
-        return raise_str(l, &format!("bad argument #1 to 'loadstring' (string expected, got {got})"));
+        return raise_str(
+            l,
+            &format!("bad argument #1 to 'loadstring' (string expected, got {got})"),
+        );
     }
     // The original only returns (nil, message) for a bad chunk; a protected call keeps any other
     // error inside Lua.
@@ -511,7 +540,11 @@ fn tobit(n: f64) -> i32 {
 
 unsafe fn arg_bit(l: *mut lua_State, i: c_int, name: &str) -> Result<i32, c_int> {
     if lua_type(l, i) != LUA_TNUMBER {
-        let got = if lua_type(l, i) == LUA_TNONE { "no value".to_string() } else { type_name(lua_type(l, i)).to_string() };
+        let got = if lua_type(l, i) == LUA_TNONE {
+            "no value".to_string()
+        } else {
+            type_name(lua_type(l, i)).to_string()
+        };
         return Err(raise_str(
             l,
             &format!("bad argument #{i} to '{name}' (number expected, got {got})"),
@@ -548,7 +581,7 @@ macro_rules! bit_fn {
 }
 
 macro_rules! bit_fold {
-    ($name:ident, $lua:literal, $op:tt) => {
+    ($name:ident, $lua:literal, |$a:ident, $b:ident| $op:expr) => {
         unsafe extern "C" fn $name(l: *mut lua_State) -> c_int {
             let mut acc = match arg_bit(l, 1, $lua) {
                 Ok(v) => v,
@@ -556,7 +589,10 @@ macro_rules! bit_fold {
             };
             for i in 2..=lua_gettop(l) {
                 match arg_bit(l, i, $lua) {
-                    Ok(v) => acc = acc $op v,
+                    Ok(v) => {
+                        let ($a, $b) = (acc, v);
+                        acc = $op;
+                    }
                     Err(e) => return e,
                 }
             }
@@ -586,9 +622,9 @@ macro_rules! bit_shift {
 bit_fn!(bit_tobit, "tobit", |l, x| x);
 bit_fn!(bit_bnot, "bnot", |l, x| !x);
 bit_fn!(bit_bswap, "bswap", |l, x| x.swap_bytes());
-bit_fold!(bit_band, "band", &);
-bit_fold!(bit_bor, "bor", |);
-bit_fold!(bit_bxor, "bxor", ^);
+bit_fold!(bit_band, "band", |a, b| a & b);
+bit_fold!(bit_bor, "bor", |a, b| a | b);
+bit_fold!(bit_bxor, "bxor", |a, b| a ^ b);
 bit_shift!(bit_lshift, "lshift", |x, n| ((x as u32) << n) as i32);
 bit_shift!(bit_rshift, "rshift", |x, n| ((x as u32) >> n) as i32);
 bit_shift!(bit_arshift, "arshift", |x, n| x >> n);
@@ -613,7 +649,11 @@ unsafe extern "C" fn bit_tohex(l: *mut lua_State) -> c_int {
         n = -n;
     }
     let n = n.min(8) as usize;
-    let digits: &[u8] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    let digits: &[u8] = if upper {
+        b"0123456789ABCDEF"
+    } else {
+        b"0123456789abcdef"
+    };
     let mut out = vec![0u8; n];
     let mut v = x;
     for i in (0..n).rev() {

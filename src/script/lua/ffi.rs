@@ -104,6 +104,7 @@ extern "C" {
     pub fn goblin_lua51_set_readonly(l: *mut lua_State, idx: c_int, on: c_int);
     pub fn goblin_lua51_is_readonly(l: *mut lua_State, idx: c_int) -> c_int;
     pub fn goblin_lua51_guard_setmetatable(l: *mut lua_State, globals: c_int);
+    pub fn goblin_lua51_install_pcall(l: *mut lua_State, globals: c_int);
     pub fn goblin_lua51_push_host_fn(l: *mut lua_State, f: HostFn);
     pub fn goblin_lua51_set_hook(l: *mut lua_State, count: c_int);
     pub fn goblin_lua51_where(l: *mut lua_State, level: c_int);
@@ -137,7 +138,11 @@ pub unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
 
 /// Sets `t[k] = <top>` without metamethods (pops the value).
 pub unsafe fn raw_set_field(l: *mut lua_State, t: c_int, k: &str) {
-    let t = if t < 0 && t > LUA_REGISTRYINDEX { t - 1 } else { t };
+    let t = if t < 0 && t > LUA_REGISTRYINDEX {
+        t - 1
+    } else {
+        t
+    };
     push_bytes(l, k.as_bytes());
     lua_insert(l, -2);
     lua_rawset(l, t);
@@ -145,7 +150,11 @@ pub unsafe fn raw_set_field(l: *mut lua_State, t: c_int, k: &str) {
 
 /// Pushes `t[k]` without metamethods.
 pub unsafe fn raw_get_field(l: *mut lua_State, t: c_int, k: &str) {
-    let t = if t < 0 && t > LUA_REGISTRYINDEX { t - 1 } else { t };
+    let t = if t < 0 && t > LUA_REGISTRYINDEX {
+        t - 1
+    } else {
+        t
+    };
     push_bytes(l, k.as_bytes());
     lua_rawget(l, t);
 }

@@ -11,8 +11,9 @@
 //! Only Redis's allow-listed globals exist; `_G` and every library table are read-only (a flag our
 //! patched table setters check: `Attempt to modify a readonly table`); reading a missing global is
 //! an error (`Script attempted to access nonexistent global variable 'x'`); no `os`, `io`, `print`,
-//! `dofile`, `loadfile`, `require`, `string.dump`; `load`/`loadstring` refuse binary chunks;
-//! `math.random` is Redis's deterministic PRNG.
+//! `dofile`, `loadfile`, `require`; `load`/`loadstring` refuse binary chunks (what `string.dump`
+//! makes); `pcall` hands back `redis.call`'s error as a string, as Redis's does; `math.random` is
+//! Redis's deterministic PRNG.
 //!
 //! # A call
 //! The compiled chunk of each script is kept in the registry (the cache holds its reference).
@@ -21,7 +22,7 @@
 //! (`redis.call` and friends, `api.rs`) find the current `Run` through `CURRENT`.
 
 mod api;
-pub mod ffi;
+mod ffi;
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void, CString};
@@ -64,7 +65,12 @@ extern "C" {
     static goblin_lua51_in_host: c_int;
 }
 
-unsafe extern "C" fn alloc(ud: *mut c_void, p: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+unsafe extern "C" fn alloc(
+    ud: *mut c_void,
+    p: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
     let mem = &mut *(ud as *mut Mem);
     if nsize == 0 {
         libc::free(p);
@@ -150,7 +156,15 @@ const ALLOWED_GLOBALS: &[&str] = &[
 
 /// Library tables locked read-only after set-up.
 const LOCKED_TABLES: &[&str] = &[
-    "string", "table", "math", "coroutine", "bit", "cjson", "cmsgpack", "struct", "redis",
+    "string",
+    "table",
+    "math",
+    "coroutine",
+    "bit",
+    "cjson",
+    "cmsgpack",
+    "struct",
+    "redis",
 ];
 
 impl Lua {
@@ -234,11 +248,7 @@ unsafe fn sandbox(l: *mut lua_State) {
             lua_rawset(l, LUA_GLOBALSINDEX);
         }
     }
-    // Functions Redis removes from libraries it keeps.
-    raw_get_field(l, LUA_GLOBALSINDEX, "string");
-    lua_pushnil(l);
-    raw_set_field(l, -2, "dump");
-    lua_pop(l, 1);
+    goblin_lua51_install_pcall(l, LUA_GLOBALSINDEX);
     goblin_lua51_guard_setmetatable(l, LUA_GLOBALSINDEX);
     api::guard_loaders(l);
     for t in LOCKED_TABLES {
@@ -444,6 +454,17 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str) {
     }
 }
 
+/// A double truncated to an integer as C's `(long long)` cast does on x86-64: NaN and out-of-range
+/// values become i64::MIN (Redis replies what the cast gives).
+fn c_truncate(d: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if !(-LIMIT..LIMIT).contains(&d) {
+        i64::MIN
+    } else {
+        d as i64
+    }
+}
+
 /// Converts the Lua value on top of the stack into the reply (Redis's `luaReplyToRedisReply`).
 unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     match lua_type(l, -1) {
@@ -460,7 +481,7 @@ unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
                 sink.out.bool(b);
             }
         }
-        LUA_TNUMBER => sink.out.int(lua_tonumber(l, -1) as i64),
+        LUA_TNUMBER => sink.out.int(c_truncate(lua_tonumber(l, -1))),
         LUA_TTABLE => table_reply(l, sink, resp),
         _ => sink.out.null(),
     }
@@ -491,7 +512,7 @@ unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
         return;
     }
     lua_pop(l, 1);
-    if resp == 3 && resp3_table(l, sink) {
+    if resp3_table(l, sink) {
         sink.leave();
         return;
     }
@@ -515,7 +536,8 @@ unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     sink.leave();
 }
 
-/// RESP3 table forms after `redis.setresp(3)`; false if the table is none of them.
+/// The RESP3 table forms (`{double=}`, `{map=}`, ...), honoured whatever the script's protocol (the
+/// reply builder downgrades them for RESP2 clients, as Redis does); false if none of them.
 unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
     raw_get_field(l, -1, "double");
     if lua_type(l, -1) == LUA_TNUMBER {
@@ -581,8 +603,11 @@ unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
 }
 
 /// The instruction-count hook's question (see `vendor/lua51/glue.c`).
+///
+/// # Safety
+/// Called by Lua's hook with the running state.
 #[no_mangle]
-pub extern "C" fn goblin_lua51_on_hook(l: *mut lua_State) -> c_int {
+pub unsafe extern "C" fn goblin_lua51_on_hook(l: *mut lua_State) -> c_int {
     // SAFETY: the hook runs inside `lua_pcall` of `Lua::run`, with CURRENT set.
     let Some(run) = (unsafe { current() }) else {
         return 0;
