@@ -150,6 +150,16 @@ impl Scripting {
         self.lua.as_ref().map_or(0, |l| l.cache_len())
     }
 
+    /// Bytes of the cached script bodies, summed over the engines.
+    pub fn cached_body_bytes(&self) -> usize {
+        self.lua.as_ref().map_or(0, |l| l.cache_body_bytes())
+    }
+
+    /// EVAL-only scripts evicted from the engines' caches (INFO `evicted_scripts`).
+    pub fn evicted_scripts(&self) -> u64 {
+        self.lua.as_ref().map_or(0, |l| l.evicted())
+    }
+
     /// Memory used by the VMs, by engine name (INFO memory).
     pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
         let mut v = Vec::new();
@@ -176,6 +186,7 @@ pub trait Engine {
     /// Bytes the VM holds.
     fn memory(&self) -> usize;
     fn cache_len(&self) -> usize;
+    fn cache_body_bytes(&self) -> usize;
     fn evicted(&self) -> u64;
 }
 

@@ -354,6 +354,8 @@ impl Engine for Lua {
         let Some(&func) = self.cache.get(sha) else {
             return false;
         };
+        // CONFIG SET lua-memory-limit takes effect from the next call.
+        self.mem.limit = run.ctx.srv.config.lua_memory_limit as usize;
         let l = self.l;
         // SAFETY: the stack is balanced on every path; host functions reach `run` through CURRENT
         // only while `lua_pcall` runs, and `run` is not used here meanwhile.
@@ -407,6 +409,10 @@ impl Engine for Lua {
 
     fn cache_len(&self) -> usize {
         self.cache.len()
+    }
+
+    fn cache_body_bytes(&self) -> usize {
+        self.cache.body_bytes()
     }
 
     fn evicted(&self) -> u64 {
