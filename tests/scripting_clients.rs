@@ -7,7 +7,10 @@ use common::goblin;
 #[test]
 fn redis_py_lock_and_scripts() {
     let g = goblin(&[]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/redis_py_scripts.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/redis_py_scripts.py"
+    );
     let out = std::process::Command::new("python3")
         .arg(script)
         .arg(g.port.to_string())

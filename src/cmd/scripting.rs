@@ -85,6 +85,7 @@ fn run_script(
     running.wrote = false;
     let mut run = Run::new(ctx, sha, flags, ro);
     engine.run(&mut run, &sha, keys, argv);
+    drop(run);
     ctx.srv.scripting.running = Default::default();
     Ok(())
 }

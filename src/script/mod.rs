@@ -135,6 +135,8 @@ pub struct Running {
 pub struct Scripting {
     pub lua: Option<Box<lua::Lua>>,
     pub running: Running,
+    /// `Run` buffers, kept between runs.
+    scratch: Scratch,
 }
 
 impl Scripting {
@@ -142,6 +144,7 @@ impl Scripting {
         Scripting {
             lua: Some(Box::new(lua::Lua::new(config))),
             running: Running::default(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -200,7 +203,13 @@ pub struct Run<'r, 'c> {
     /// The protocol scripts see replies in (`redis.setresp`).
     pub resp: u8,
     started: Instant,
-    /// The script's reply scratch for `call`, and the argument buffer, reused across calls.
+    /// Buffers for `call`, borrowed from `Scripting` for the run so no call allocates.
+    scratch: Scratch,
+}
+
+/// The buffers a run's `call`s reuse: the command's arguments and its reply.
+#[derive(Default)]
+pub struct Scratch {
     reply: Reply,
     arg_buf: Vec<u8>,
     spans: Vec<(usize, usize)>,
@@ -208,6 +217,7 @@ pub struct Run<'r, 'c> {
 
 impl<'r, 'c> Run<'r, 'c> {
     pub fn new(ctx: &'r mut Ctx<'c>, sha: Sha, flags: Flags, ro_command: bool) -> Self {
+        let scratch = std::mem::take(&mut ctx.srv.scripting.scratch);
         Run {
             read_only: ro_command || flags.has(Flags::NO_WRITES),
             ctx,
@@ -215,9 +225,7 @@ impl<'r, 'c> Run<'r, 'c> {
             flags,
             resp: 2,
             started: Instant::now(),
-            reply: Reply::new(false),
-            arg_buf: Vec::new(),
-            spans: Vec::new(),
+            scratch,
         }
     }
 
@@ -229,23 +237,24 @@ impl<'r, 'c> Run<'r, 'c> {
     /// Runs a command for the script, through the command table with the script rules, and returns
     /// its reply bytes (in the protocol `self.resp`). `args` yields the command and its arguments.
     pub fn call<'a>(&mut self, args: impl Iterator<Item = &'a [u8]>) -> &[u8] {
-        self.arg_buf.clear();
-        self.spans.clear();
+        let s = &mut self.scratch;
+        s.arg_buf.clear();
+        s.spans.clear();
         for a in args {
-            let start = self.arg_buf.len();
-            self.arg_buf.extend_from_slice(a);
-            self.spans.push((start, self.arg_buf.len()));
+            let start = s.arg_buf.len();
+            s.arg_buf.extend_from_slice(a);
+            s.spans.push((start, s.arg_buf.len()));
         }
-        self.reply.buf.clear();
-        self.reply.resp3 = self.resp == 3;
-        let args = Args::new(&self.arg_buf, &self.spans);
+        s.reply.buf.clear();
+        s.reply.resp3 = self.resp == 3;
+        let args = Args::new(&s.arg_buf, &s.spans);
         let caller_db = self.ctx.clients[self.ctx.id].db;
         let mut sub = Ctx {
             srv: self.ctx.srv,
             clients: self.ctx.clients,
             id: self.ctx.id,
             db: self.ctx.db,
-            out: &mut self.reply,
+            out: &mut s.reply,
         };
         let rules = crate::server::gate::ScriptRules {
             read_only: self.read_only,
@@ -254,11 +263,11 @@ impl<'r, 'c> Run<'r, 'c> {
         // SELECT inside a script changes the script's database, never the caller's.
         self.ctx.db = sub.db;
         self.ctx.clients[self.ctx.id].db = caller_db;
-        for code in self.reply.errors.drain(..) {
+        for code in s.reply.errors.drain(..) {
             *self.ctx.srv.stats.errorstats.entry(code).or_insert(0) += 1;
             self.ctx.srv.stats.total_error_replies += 1;
         }
-        &self.reply.buf
+        &s.reply.buf
     }
 
     /// Called by every engine's interrupt hook: `Some` when the script must stop.
@@ -269,6 +278,17 @@ impl<'r, 'c> Run<'r, 'c> {
         }
         let _ = self.started;
         None
+    }
+}
+
+impl Drop for Run<'_, '_> {
+    fn drop(&mut self) {
+        // The buffers go back for the next run (shrunk if one call made them huge).
+        let mut scratch = std::mem::take(&mut self.scratch);
+        if scratch.reply.buf.capacity() > 1 << 20 {
+            scratch = Scratch::default();
+        }
+        self.ctx.srv.scripting.scratch = scratch;
     }
 }
 

@@ -184,11 +184,15 @@ unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
             "Please specify at least one argument for this redis lib call",
         );
     }
-    let mut owned: Vec<Vec<u8>> = Vec::with_capacity(argc as usize);
     for i in 1..=argc {
         match lua_type(l, i) {
-            LUA_TNUMBER => owned.push(fmt_g17(lua_tonumber(l, i)).into_bytes()),
-            LUA_TSTRING => owned.push(to_bytes(l, i).unwrap_or_default().to_vec()),
+            // Numbers travel as `%.17g` text (Lua's own tostring would give 14 digits): the slot
+            // is replaced by that string, so every argument can be read in place below.
+            LUA_TNUMBER => {
+                push_bytes(l, fmt_g17(lua_tonumber(l, i)).as_bytes());
+                lua_replace(l, i);
+            }
+            LUA_TSTRING => {}
             _ => {
                 return raise(
                     l,
@@ -201,7 +205,8 @@ unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
         return raise(l, "redis.call is only available while a script runs");
     };
     let resp = run.resp;
-    let reply = run.call(owned.iter().map(|a| a.as_slice()));
+    // The strings stay on the stack (so their bytes stay valid) until the call has copied them.
+    let reply = run.call((1..=argc).map(|i| to_bytes(l, i).unwrap_or_default()));
     lua_settop(l, 0);
     if raise_errors && reply.first() == Some(&b'-') {
         let end = memchr::memchr(b'\r', reply).unwrap_or(reply.len());
