@@ -30,6 +30,7 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "string" => Some("@string"),
         "connection" => Some("@connection"),
         "list" => Some("@list"),
+        "scripting" => Some("@scripting"),
         _ => None,
     };
     cats.extend(group_cat.map(String::from));

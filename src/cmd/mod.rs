@@ -16,6 +16,7 @@ pub mod connection;
 pub mod keys;
 pub mod list;
 pub mod parse;
+pub mod scripting;
 pub mod server;
 pub mod string;
 
@@ -315,7 +316,7 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 6] {
+fn families() -> [&'static [Command]; 7] {
     [
         string::COMMANDS,
         keys::COMMANDS,
@@ -323,6 +324,7 @@ fn families() -> [&'static [Command]; 6] {
         connection::COMMANDS,
         server::COMMANDS,
         command::COMMANDS,
+        scripting::COMMANDS,
     ]
 }
 
@@ -471,6 +473,7 @@ mod tests {
             include_str!("connection.rs"),
             include_str!("server.rs"),
             include_str!("command.rs"),
+            include_str!("scripting.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

@@ -1,5 +1,6 @@
 //! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN, DEBUG.
 
+use crate::script::Engine;
 use std::fmt::Write as _;
 
 use super::parse::{is, text};
@@ -357,7 +358,14 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             );
         }
         "memory" => {
-            let used = alloc::used();
+            // The VMs allocate outside the Rust allocator: their bytes count as used memory too.
+            let vm_total = srv
+                .scripting
+                .vm_memory()
+                .iter()
+                .map(|(_, b)| b)
+                .sum::<usize>();
+            let used = alloc::used() + vm_total;
             let peak = alloc::peak();
             let rss = alloc::rss();
             // SAFETY: sysconf has no preconditions.
@@ -377,8 +385,23 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             );
             f!("total_system_memory:{total}");
             f!("total_system_memory_human:{}", human(total));
-            f!("used_memory_scripts:0");
-            f!("number_of_cached_scripts:0");
+            let lua_vm = srv.scripting.lua.as_ref().map_or(0, |l| l.memory());
+            let scripts = srv.scripting.cached_body_bytes();
+            f!("used_memory_lua:{lua_vm}");
+            f!("used_memory_vm_eval:{lua_vm}");
+            f!("used_memory_lua_human:{}", human(lua_vm));
+            f!("used_memory_scripts_eval:{scripts}");
+            f!(
+                "number_of_cached_scripts:{}",
+                srv.scripting.cached_scripts()
+            );
+            f!("used_memory_vm_total:{vm_total}");
+            f!("used_memory_vm_total_human:{}", human(vm_total));
+            for (engine, bytes) in srv.scripting.vm_memory() {
+                f!("used_memory_vm_{engine}:{bytes}");
+            }
+            f!("used_memory_scripts:{scripts}");
+            f!("used_memory_scripts_human:{}", human(scripts));
             f!("maxmemory:{}", cfg.maxmemory);
             f!("maxmemory_human:{}", human(cfg.maxmemory as usize));
             f!("maxmemory_policy:{}", cfg.maxmemory_policy);
@@ -447,6 +470,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("latest_fork_usec:0");
             f!("total_forks:0");
             f!("total_error_replies:{}", s.total_error_replies);
+            f!("evicted_scripts:{}", srv.scripting.evicted_scripts());
         }
         "replication" => {
             o.push_str("# Replication\r\n");

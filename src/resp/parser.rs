@@ -73,6 +73,14 @@ impl<'a> Args<'a> {
         self.spans.iter().map(move |&(s, e)| &buf[s..e])
     }
 
+    /// The first `n` arguments.
+    pub fn head(&self, n: usize) -> Args<'a> {
+        Args {
+            buf: self.buf,
+            spans: &self.spans[..n.min(self.spans.len())],
+        }
+    }
+
     /// Arguments from `from` on.
     pub fn tail(&self, from: usize) -> Args<'a> {
         Args {

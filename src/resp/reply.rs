@@ -153,13 +153,30 @@ impl Reply {
     /// Verbatim text (`=len\r\ntxt:...`, RESP3) or a plain bulk string (RESP2), as INFO and CLIENT
     /// LIST reply.
     pub fn verbatim(&mut self, text: &[u8]) {
+        self.verbatim_as(b"txt", text);
+    }
+
+    /// Verbatim text of a given three-letter format (`txt`, `mkd`).
+    pub fn verbatim_as(&mut self, format: &[u8], text: &[u8]) {
         if self.resp3 {
             self.line(b'=', text.len() as i64 + 4);
-            self.buf.extend_from_slice(b"txt:");
+            self.buf.extend_from_slice(format);
+            self.buf.push(b':');
             self.buf.extend_from_slice(text);
             self.buf.extend_from_slice(b"\r\n");
         } else {
             self.bulk(text);
+        }
+    }
+
+    /// A big number: `(digits` (RESP3) or the digits as a bulk string (RESP2).
+    pub fn big_number(&mut self, digits: &[u8]) {
+        if self.resp3 {
+            self.buf.push(b'(');
+            self.buf.extend_from_slice(digits);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(digits);
         }
     }
 
@@ -182,7 +199,7 @@ impl Reply {
             self.simple(l);
         }
         self.simple("HELP");
-        self.simple("    Print this help.");
+        self.simple("    Prints this help.");
     }
 
     /// Replaces everything after `mark` (used to discard a partial reply).

@@ -49,6 +49,8 @@ pub struct State {
     pub key_events: key_events::KeyEvents,
     /// Blocked clients' timers and the serving of ready keys (BLPOP, BZPOPMIN, ...).
     pub blocking: blocking::Blocking,
+    /// The scripting engines and the script running now.
+    pub scripting: crate::script::Scripting,
     next_client_id: u64,
 }
 
@@ -79,7 +81,9 @@ impl State {
         let run_id: String = (0..40)
             .map(|_| char::from_digit((crate::util::rand_u64() % 16) as u32, 16).unwrap())
             .collect();
+        let scripting = crate::script::Scripting::new(&config);
         State {
+            scripting,
             config,
             config_file,
             dbs,

@@ -1,0 +1,279 @@
+//! Scripting commands (Redis's eval.c): EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and the SCRIPT container,
+//! for every engine. The engine is chosen by the command's prefix (`EVAL` runs Lua, `LUAU.EVAL` Luau
+//! ...; see `script::EngineId`), so one handler per command serves all engines; the work is in
+//! `src/script/`.
+
+use super::parse::{int, is};
+use super::{
+    Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, LOADING, MOVABLEKEYS, NOSCRIPT,
+    NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE,
+};
+use crate::script::cache::{parse_sha, sha1_hex, Sha};
+use crate::script::{Engine, EngineId, Run};
+
+const GROUP: &str = "scripting";
+
+/// Splits `numkeys key... arg...` (from `args[2]`) into keys and arguments, with Redis's errors.
+fn keys_and_args<'a>(args: Args<'a>) -> Result<(Args<'a>, Args<'a>), CmdError> {
+    let n = int(&args[2])?;
+    if n < 0 {
+        return Err("ERR Number of keys can't be negative".into());
+    }
+    if n as usize > args.len() - 3 {
+        return Err("ERR Number of keys can't be greater than number of args".into());
+    }
+    let all = args.tail(3);
+    Ok((all.head(n as usize), all.tail(n as usize)))
+}
+
+/// The engine of a command, taken out of the server for the call (see `script::Scripting`).
+fn take_engine(ctx: &mut Ctx, id: EngineId) -> Box<crate::script::lua::Lua> {
+    match id {
+        EngineId::Lua => ctx
+            .srv
+            .scripting
+            .lua
+            .take()
+            .expect("the Lua engine is not running"),
+    }
+}
+
+fn put_engine(ctx: &mut Ctx, engine: Box<crate::script::lua::Lua>) {
+    match engine.id() {
+        EngineId::Lua => ctx.srv.scripting.lua = Some(engine),
+    }
+}
+
+/// EVAL, EVAL_RO, EVALSHA and EVALSHA_RO for any engine (Redis's `evalGenericCommand`).
+fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool) -> CmdResult {
+    let name = &args[0];
+    let id = EngineId::of_command(name);
+    let ro = name.len() >= 3 && name[name.len() - 3..].eq_ignore_ascii_case(b"_ro");
+    let (keys, argv) = keys_and_args(args)?;
+    let mut engine = take_engine(ctx, id);
+    let result = run_script(ctx, &mut engine, args, by_sha, ro, keys, argv);
+    put_engine(ctx, engine);
+    result
+}
+
+fn run_script(
+    ctx: &mut Ctx,
+    engine: &mut Box<crate::script::lua::Lua>,
+    args: Args,
+    by_sha: bool,
+    ro: bool,
+    keys: Args,
+    argv: Args,
+) -> CmdResult {
+    let (sha, body): (Sha, Option<&[u8]>) = if by_sha {
+        match parse_sha(&args[1]) {
+            Some(sha) => (sha, None),
+            None => return Err(NOSCRIPT_ERROR.into()),
+        }
+    } else {
+        (sha1_hex(&args[1]), Some(&args[1][..]))
+    };
+    if let Some(body) = body {
+        engine.load(&sha, body, false).map_err(CmdError::from)?;
+    }
+    let Some(flags) = engine.flags(&sha) else {
+        return Err(NOSCRIPT_ERROR.into());
+    };
+    let running = &mut ctx.srv.scripting.running;
+    running.active = true;
+    running.kill_requested = false;
+    running.wrote = false;
+    let mut run = Run::new(ctx, sha, flags, ro);
+    engine.run(&mut run, &sha, keys, argv);
+    drop(run);
+    ctx.srv.scripting.running = Default::default();
+    Ok(())
+}
+
+const NOSCRIPT_ERROR: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+/// EVAL script numkeys [key ...] [arg ...]
+///
+/// # Format
+/// `EVAL script numkeys [key ...] [arg ...]` — the script's reply. `EVAL_RO` refuses writes.
+fn eval(ctx: &mut Ctx, args: Args) -> CmdResult {
+    eval_generic(ctx, args, false)
+}
+
+/// EVALSHA sha1 numkeys [key ...] [arg ...]
+///
+/// # Format
+/// `EVALSHA sha1 numkeys [key ...] [arg ...]` — runs a cached script; `NOSCRIPT` if it is not
+/// cached. `EVALSHA_RO` refuses writes.
+fn evalsha(ctx: &mut Ctx, args: Args) -> CmdResult {
+    eval_generic(ctx, args, true)
+}
+
+/// SCRIPT LOAD script
+///
+/// # Format
+/// `SCRIPT LOAD script` — compiles and caches the script (until SCRIPT FLUSH); replies its SHA1.
+fn script_load(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let id = EngineId::of_command(&args[0]);
+    let body = &args[2];
+    let sha = sha1_hex(body);
+    let mut engine = take_engine(ctx, id);
+    let loaded = engine.load(&sha, body, true).map_err(CmdError::from);
+    put_engine(ctx, engine);
+    loaded?;
+    ctx.out.bulk(&sha);
+    Ok(())
+}
+
+/// SCRIPT EXISTS sha1 [sha1 ...]
+///
+/// # Format
+/// `SCRIPT EXISTS sha1 [sha1 ...]` — an array of 1/0, one per digest.
+fn script_exists(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let id = EngineId::of_command(&args[0]);
+    ctx.out.array(args.len() - 2);
+    for a in args.tail(2).iter() {
+        let found = match (id, parse_sha(a)) {
+            (EngineId::Lua, Some(sha)) => ctx
+                .srv
+                .scripting
+                .lua
+                .as_ref()
+                .is_some_and(|e| e.flags(&sha).is_some()),
+            (_, None) => false,
+        };
+        ctx.out.int(found as i64);
+    }
+    Ok(())
+}
+
+/// SCRIPT FLUSH [ASYNC | SYNC]
+///
+/// # Format
+/// `SCRIPT FLUSH [ASYNC|SYNC]` — `+OK`; the engine's script cache is emptied.
+fn script_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 || (args.len() == 3 && !is(&args[2], "sync") && !is(&args[2], "async")) {
+        return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into());
+    }
+    let id = EngineId::of_command(&args[0]);
+    let mut engine = take_engine(ctx, id);
+    engine.flush();
+    put_engine(ctx, engine);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// SCRIPT KILL
+///
+/// # Format
+/// `SCRIPT KILL` — stops the running script if it has not written (`UNKILLABLE` once it has);
+/// `NOTBUSY` when none runs.
+fn script_kill(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let running = &mut ctx.srv.scripting.running;
+    if !running.active {
+        return Err("NOTBUSY No scripts in execution right now.".into());
+    }
+    if running.wrote {
+        return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.".into());
+    }
+    running.kill_requested = true;
+    ctx.out.ok();
+    Ok(())
+}
+
+const SCRIPT_HELP: &[&str] = &[
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+];
+
+/// SCRIPT HELP
+///
+/// # Format
+/// `SCRIPT HELP` — the subcommands.
+fn script_help(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let container = String::from_utf8_lossy(&args[0]).to_uppercase();
+    ctx.out.help(&container, SCRIPT_HELP);
+    Ok(())
+}
+
+/// The keys of an EVAL-family line: `numkeys` at position 2, then the keys.
+fn eval_keys(args: Args) -> Option<Vec<usize>> {
+    super::keys_after_numkeys(args, 2)
+}
+
+const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS;
+
+const SCRIPT_SUBCOMMANDS: &[Command] = &[
+    Command::new("script|load", script_load, 3, NOSCRIPT | STALE)
+        .group(GROUP)
+        .doc("Loads a server-side Lua script to the script cache.", "2.6.0", "O(N) with N being the length in bytes of the script body.", "script"),
+    Command::new("script|exists", script_exists, -3, NOSCRIPT)
+        .group(GROUP)
+        .doc("Determines whether server-side Lua scripts exist in the script cache.", "2.6.0", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).", "sha1 [sha1 ...]"),
+    Command::new("script|flush", script_flush, -2, NOSCRIPT)
+        .group(GROUP)
+        .doc("Removes all server-side Lua scripts from the script cache.", "2.6.0", "O(N) with N being the number of scripts in cache", "[ASYNC | SYNC]"),
+    Command::new("script|kill", script_kill, 2, NOSCRIPT | ALLOW_BUSY)
+        .group(GROUP)
+        .doc("Terminates a server-side Lua script during execution.", "2.6.0", "O(1)", ""),
+    Command::new("script|help", script_help, 2, LOADING | STALE)
+        .group(GROUP)
+        .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
+];
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("eval", eval, -3, EVAL_FLAGS)
+        .key_finder(eval_keys)
+        .group(GROUP)
+        .doc(
+            "Executes a server-side Lua script.",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "script numkeys [key [key ...]] [arg [arg ...]]",
+        ),
+    Command::new("evalsha", evalsha, -3, EVAL_FLAGS)
+        .key_finder(eval_keys)
+        .group(GROUP)
+        .doc(
+            "Executes a server-side Lua script by SHA1 digest.",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+        ),
+    Command::new("eval_ro", eval, -3, EVAL_FLAGS | READONLY)
+        .key_finder(eval_keys)
+        .group(GROUP)
+        .doc(
+            "Executes a read-only server-side Lua script.",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "script numkeys [key [key ...]] [arg [arg ...]]",
+        ),
+    Command::new("evalsha_ro", evalsha, -3, EVAL_FLAGS | READONLY)
+        .key_finder(eval_keys)
+        .group(GROUP)
+        .doc(
+            "Executes a read-only server-side Lua script by SHA1 digest.",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+        ),
+    Command::container("script", -2, SCRIPT_SUBCOMMANDS)
+        .group(GROUP)
+        .doc(
+            "A container for Lua scripts management commands.",
+            "2.6.0",
+            "Depends on subcommand.",
+            "",
+        ),
+];

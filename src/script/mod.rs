@@ -1,0 +1,342 @@
+//! Scripting: the engine-neutral layer all six engines plug into (Lua 5.1 first; Luau, QuickJS,
+//! Jim Tcl, MicroPython and Wren each in their own module).
+//!
+//! What an engine gets from here, so it only maps its own values:
+//! - `Engine`: the narrow trait an engine implements (load a body into its cache, run a cached
+//!   script, flush, report memory). Each engine owns its non-`Send` VM on the main thread and keeps
+//!   its compiled artifacts in a `cache::ScriptCache`.
+//! - `Run`: the run context of one script execution. Its `call` sends a command through the same
+//!   command table and checks as a client's, with the script rules (noscript commands refused,
+//!   writes refused in read-only runs), and hands back the reply bytes, which `resp::walk` turns into
+//!   engine values through a `ReplyBuilder`. Its `check_budget` is what every engine's interrupt hook
+//!   calls.
+//! - `Sink`: the one converter from engine values to the client's reply (RESP2 or RESP3), with a
+//!   nesting limit and Redis's error and status rules.
+//! - `Scripting`: the engines and the per-server scripting state, kept in `server::State`.
+//!
+//! The commands themselves (EVAL, EVALSHA, SCRIPT ..., and their prefixed forms) are in
+//! `cmd/scripting.rs`.
+
+pub mod cache;
+pub mod lua;
+pub mod resp;
+
+use std::time::Instant;
+
+use crate::cmd::{Args, Ctx};
+use crate::resp::reply::Reply;
+use cache::Sha;
+
+/// The engines, each reached through its own command prefix.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EngineId {
+    Lua,
+}
+
+impl EngineId {
+    pub const ALL: [EngineId; 1] = [EngineId::Lua];
+
+    /// The engine a scripting command belongs to, from its name: `EVAL` is Lua, `LUAU.EVAL` Luau.
+    pub fn of_command(_name: &[u8]) -> EngineId {
+        EngineId::Lua
+    }
+
+    /// The engine's name in shebangs and INFO (`lua`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineId::Lua => "lua",
+        }
+    }
+
+    /// The command prefix, as users type it (`` for Lua, `LUAU.` for Luau).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            EngineId::Lua => "",
+        }
+    }
+}
+
+/// Script flags, from a `#!lua flags=...` shebang (Redis 7's `SCRIPT_FLAG_*`).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct Flags(pub u32);
+
+impl Flags {
+    pub const NO_WRITES: u32 = 1 << 0;
+    pub const ALLOW_OOM: u32 = 1 << 1;
+    pub const ALLOW_STALE: u32 = 1 << 2;
+    pub const NO_CLUSTER: u32 = 1 << 3;
+    pub const ALLOW_CROSS_SLOT: u32 = 1 << 4;
+    /// No shebang: Redis's compatibility mode for pre-7 scripts.
+    pub const EVAL_COMPAT: u32 = 1 << 5;
+
+    pub const NAMES: [(u32, &'static str); 5] = [
+        (Flags::NO_WRITES, "no-writes"),
+        (Flags::ALLOW_OOM, "allow-oom"),
+        (Flags::ALLOW_STALE, "allow-stale"),
+        (Flags::NO_CLUSTER, "no-cluster"),
+        (Flags::ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
+    ];
+
+    pub fn has(self, f: u32) -> bool {
+        self.0 & f != 0
+    }
+}
+
+/// Parses the shebang line of a body for `engine`, as Redis's `evalExtractShebangFlags`: no shebang
+/// is compatibility mode; `#!<engine> [flags=a,b]` sets those flags. Errors carry no code prefix.
+pub fn shebang_flags(engine: EngineId, body: &[u8]) -> Result<Flags, String> {
+    if !body.starts_with(b"#!") {
+        return Ok(Flags(Flags::EVAL_COMPAT));
+    }
+    let Some(line_end) = memchr::memchr(b'\n', body) else {
+        return Err("Invalid script shebang".into());
+    };
+    let line = String::from_utf8_lossy(&body[..line_end]);
+    let mut parts = line.split_ascii_whitespace();
+    let Some(first) = parts.next() else {
+        return Err("Invalid script shebang".into());
+    };
+    if first.strip_prefix("#!") != Some(engine.name()) {
+        return Err(format!("Unexpected engine in script shebang: {first}"));
+    }
+    let mut flags = 0;
+    for part in parts {
+        let Some(list) = part.strip_prefix("flags=") else {
+            return Err(format!("Unknown lua shebang option: {part}"));
+        };
+        for f in list.split(',').filter(|f| !f.is_empty()) {
+            match Flags::NAMES.iter().find(|(_, n)| *n == f) {
+                Some((bit, _)) => flags |= bit,
+                None => return Err(format!("Unexpected flag in script shebang: {f}")),
+            }
+        }
+    }
+    Ok(Flags(flags))
+}
+
+/// Why a script must stop, as the engine's interrupt hook learns it from `Run::check_budget`.
+pub enum Stop {
+    /// SCRIPT KILL: raise an uncatchable error with this text.
+    Killed(&'static str),
+}
+
+pub const KILLED_ERROR: &str = "ERR Script killed by user with SCRIPT KILL...";
+
+/// What the server knows about the script running now (for BUSY, SCRIPT KILL, INFO).
+#[derive(Default)]
+pub struct Running {
+    pub active: bool,
+    pub kill_requested: bool,
+    pub wrote: bool,
+}
+
+/// The scripting state of the server: one slot per engine (taken out while that engine runs, so
+/// the engine and the keyspace can be borrowed at once) and what is running.
+pub struct Scripting {
+    pub lua: Option<Box<lua::Lua>>,
+    pub running: Running,
+    /// `Run` buffers, kept between runs.
+    scratch: Scratch,
+}
+
+impl Scripting {
+    pub fn new(config: &crate::config::Config) -> Scripting {
+        Scripting {
+            lua: Some(Box::new(lua::Lua::new(config))),
+            running: Running::default(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// Scripts cached, summed over the engines (INFO `number_of_cached_scripts`).
+    pub fn cached_scripts(&self) -> usize {
+        self.lua.as_ref().map_or(0, |l| l.cache_len())
+    }
+
+    /// Bytes of the cached script bodies, summed over the engines.
+    pub fn cached_body_bytes(&self) -> usize {
+        self.lua.as_ref().map_or(0, |l| l.cache_body_bytes())
+    }
+
+    /// EVAL-only scripts evicted from the engines' caches (INFO `evicted_scripts`).
+    pub fn evicted_scripts(&self) -> u64 {
+        self.lua.as_ref().map_or(0, |l| l.evicted())
+    }
+
+    /// Memory used by the VMs, by engine name (INFO memory).
+    pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
+        let mut v = Vec::new();
+        if let Some(l) = &self.lua {
+            v.push(("lua", l.memory()));
+        }
+        v
+    }
+}
+
+/// The trait each engine implements. `load` compiles into the engine's own cache; `run` executes a
+/// cached script, writing its result (or error) to `run.ctx.out` through a `Sink`.
+pub trait Engine {
+    fn id(&self) -> EngineId;
+    /// Compiles and caches `body` under `sha` unless cached (its shebang flags with it: see
+    /// `shebang_flags`); `pinned` for SCRIPT LOAD. On error returns the error reply text.
+    fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String>;
+    /// The flags of a cached script; `None` if it is not cached.
+    fn flags(&self, sha: &Sha) -> Option<Flags>;
+    /// Runs a cached script; `false` if `sha` is not cached (NOSCRIPT).
+    fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool;
+    /// SCRIPT FLUSH: drops every cached script (and, where the engine can, resets the VM).
+    fn flush(&mut self);
+    /// Bytes the VM holds.
+    fn memory(&self) -> usize;
+    fn cache_len(&self) -> usize;
+    fn cache_body_bytes(&self) -> usize;
+    fn evicted(&self) -> u64;
+}
+
+/// The run context of one script execution.
+pub struct Run<'r, 'c> {
+    pub ctx: &'r mut Ctx<'c>,
+    pub sha: Sha,
+    pub flags: Flags,
+    /// EVAL_RO / EVALSHA_RO, or a `no-writes` script.
+    pub read_only: bool,
+    /// The protocol scripts see replies in (`redis.setresp`).
+    pub resp: u8,
+    started: Instant,
+    /// Buffers for `call`, borrowed from `Scripting` for the run so no call allocates.
+    scratch: Scratch,
+}
+
+/// The buffers a run's `call`s reuse: the command's arguments and its reply.
+#[derive(Default)]
+pub struct Scratch {
+    reply: Reply,
+    arg_buf: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl<'r, 'c> Run<'r, 'c> {
+    pub fn new(ctx: &'r mut Ctx<'c>, sha: Sha, flags: Flags, ro_command: bool) -> Self {
+        let scratch = std::mem::take(&mut ctx.srv.scripting.scratch);
+        Run {
+            read_only: ro_command || flags.has(Flags::NO_WRITES),
+            ctx,
+            sha,
+            flags,
+            resp: 2,
+            started: Instant::now(),
+            scratch,
+        }
+    }
+
+    /// The sha as text, for error messages.
+    pub fn sha_str(&self) -> &str {
+        std::str::from_utf8(&self.sha).expect("hex digits")
+    }
+
+    /// Runs a command for the script, through the command table with the script rules, and returns
+    /// its reply bytes (in the protocol `self.resp`). `args` yields the command and its arguments.
+    pub fn call<'a>(&mut self, args: impl Iterator<Item = &'a [u8]>) -> &[u8] {
+        let s = &mut self.scratch;
+        s.arg_buf.clear();
+        s.spans.clear();
+        for a in args {
+            let start = s.arg_buf.len();
+            s.arg_buf.extend_from_slice(a);
+            s.spans.push((start, s.arg_buf.len()));
+        }
+        s.reply.buf.clear();
+        s.reply.resp3 = self.resp == 3;
+        let args = Args::new(&s.arg_buf, &s.spans);
+        let caller_db = self.ctx.clients[self.ctx.id].db;
+        let mut sub = Ctx {
+            srv: self.ctx.srv,
+            clients: self.ctx.clients,
+            id: self.ctx.id,
+            db: self.ctx.db,
+            out: &mut s.reply,
+        };
+        let rules = crate::server::gate::ScriptRules {
+            read_only: self.read_only,
+        };
+        crate::server::gate::call_from_script(&mut sub, args, &rules);
+        // SELECT inside a script changes the script's database, never the caller's.
+        self.ctx.db = sub.db;
+        self.ctx.clients[self.ctx.id].db = caller_db;
+        for code in s.reply.errors.drain(..) {
+            *self.ctx.srv.stats.errorstats.entry(code).or_insert(0) += 1;
+            self.ctx.srv.stats.total_error_replies += 1;
+        }
+        &s.reply.buf
+    }
+
+    /// Called by every engine's interrupt hook: `Some` when the script must stop.
+    pub fn check_budget(&mut self) -> Option<Stop> {
+        let running = &self.ctx.srv.scripting.running;
+        if running.kill_requested {
+            return Some(Stop::Killed(KILLED_ERROR));
+        }
+        let _ = self.started;
+        None
+    }
+}
+
+impl Drop for Run<'_, '_> {
+    fn drop(&mut self) {
+        // The buffers go back for the next run (shrunk if one call made them huge).
+        let mut scratch = std::mem::take(&mut self.scratch);
+        if scratch.reply.buf.capacity() > 1 << 20 {
+            scratch = Scratch::default();
+        }
+        self.ctx.srv.scripting.scratch = scratch;
+    }
+}
+
+/// The one converter from engine values to the client's reply. Engines walk their result into it;
+/// it applies the nesting limit and Redis's rules for error and status replies, and the reply
+/// builder applies the client's protocol.
+pub struct Sink<'a> {
+    pub out: &'a mut Reply,
+    depth: usize,
+}
+
+/// How deep a script's reply may nest before it is cut (an error), as Redis's Lua stack limit.
+pub const MAX_REPLY_DEPTH: usize = 1000;
+
+impl<'a> Sink<'a> {
+    pub fn new(out: &'a mut Reply) -> Sink<'a> {
+        Sink { out, depth: 0 }
+    }
+
+    /// Enters one level of nesting; false (after replying an error) when too deep.
+    pub fn enter(&mut self) -> bool {
+        if self.depth >= MAX_REPLY_DEPTH {
+            self.out.error("ERR reached lua stack limit");
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    pub fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// An error reply from a script's `{err=...}`: the text as given (`{err="My Error"}` replies
+    /// `-My Error`, as Redis does), made one line.
+    pub fn error(&mut self, text: &[u8]) {
+        self.out.error(&String::from_utf8_lossy(text));
+    }
+
+    pub fn status(&mut self, text: &[u8]) {
+        self.out.simple_bytes(text);
+    }
+
+    pub fn big_number(&mut self, digits: &[u8]) {
+        self.out.big_number(digits);
+    }
+
+    pub fn verbatim(&mut self, format: &[u8], text: &[u8]) {
+        self.out.verbatim_as(format, text);
+    }
+}

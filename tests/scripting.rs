@@ -1,0 +1,383 @@
+//! Scripting against real Redis: the same EVAL/EVALSHA/SCRIPT sequences on Debian's redis-server and
+//! on Goblin Core, replies compared byte for byte (conversions both ways, errors and their wording,
+//! pcall, the sandbox, the libraries, shebang flags, read-only runs, RESP3).
+
+mod common;
+use common::{goblin, redis, show};
+
+/// Runs each case's lines on both servers (fresh connection, after FLUSHALL and SCRIPT FLUSH) and
+/// compares every reply.
+fn compare(cases: &[&[&str]]) {
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    let mut failures = Vec::new();
+    for case in cases {
+        let mut rc = r.raw();
+        let mut gc = g.raw();
+        for c in [&mut rc, &mut gc] {
+            c.cmd_str("FLUSHALL");
+            c.cmd_str("SCRIPT FLUSH");
+        }
+        for line in *case {
+            // `~` marks a command whose reply legitimately differs (HELLO's client id).
+            if let Some(line) = line.strip_prefix('~') {
+                rc.cmd_str(line);
+                gc.cmd_str(line);
+                continue;
+            }
+            let want = rc.cmd_str(line);
+            let got = gc.cmd_str(line);
+            if want != got {
+                failures.push(format!(
+                    "{line}\n    redis:  {}\n    goblin: {}",
+                    show(&want),
+                    show(&got)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn lua_to_resp_conversions() {
+    compare(&[&[
+        "EVAL \"return 1\" 0",
+        "EVAL \"return -7\" 0",
+        "EVAL \"return 3.99\" 0",
+        "EVAL \"return -3.99\" 0",
+        "EVAL \"return 'hello'\" 0",
+        "EVAL \"return ''\" 0",
+        "EVAL \"return true\" 0",
+        "EVAL \"return false\" 0",
+        "EVAL \"return nil\" 0",
+        "EVAL \"return\" 0",
+        "EVAL \"return {}\" 0",
+        "EVAL \"return {1,2,3,'x',nil,5}\" 0",
+        "EVAL \"return {1,{2,{3,{'deep'}}},true,false}\" 0",
+        "EVAL \"return {ok='fine'}\" 0",
+        "EVAL \"return {ok='two\\r\\nlines'}\" 0",
+        "EVAL \"return {err='My Error'}\" 0",
+        "EVAL \"return {err='ERR My Error'}\" 0",
+        "EVAL \"return {err='CUSTOM code here'}\" 0",
+        "EVAL \"return {err='line\\r\\nbreak'}\" 0",
+        "EVAL \"return {ok='x', err='y'}\" 0",
+        "EVAL \"return {a=1, b=2}\" 0",
+        "EVAL \"return {1, 2, a=3}\" 0",
+        "EVAL \"return {ok=1}\" 0",
+        "EVAL \"return {err=1}\" 0",
+        "EVAL \"return redis.error_reply('boom')\" 0",
+        "EVAL \"return redis.error_reply('MY boom')\" 0",
+        "EVAL \"return redis.error_reply('-MY boom')\" 0",
+        "EVAL \"return redis.error_reply('-nospace')\" 0",
+        "EVAL \"return redis.error_reply(1)\" 0",
+        "EVAL \"return redis.error_reply()\" 0",
+        "EVAL \"return redis.status_reply('FINE')\" 0",
+        "EVAL \"return redis.status_reply()\" 0",
+        "EVAL \"return 1e20\" 0",
+        "EVAL \"return 0/0\" 0",
+        "EVAL \"return 2^63\" 0",
+        "EVAL \"return -2^63\" 0",
+        "EVAL \"return tostring(1/3)\" 0",
+        "EVAL \"return function() end\" 0",
+        "EVAL \"return coroutine.create(function() end)\" 0",
+    ]]);
+}
+
+#[test]
+fn resp_to_lua_conversions() {
+    compare(&[&[
+        "SET s hello",
+        "SET n 42",
+        "EVAL \"return redis.call('GET', 's')\" 0",
+        "EVAL \"return type(redis.call('GET', 'missing'))\" 0",
+        "EVAL \"return tostring(redis.call('GET', 'missing'))\" 0",
+        "EVAL \"return redis.call('INCR', 'n')\" 0",
+        "EVAL \"return type(redis.call('INCR', 'n'))\" 0",
+        "EVAL \"return redis.call('SET', 'a', 'b')\" 0",
+        "EVAL \"return redis.call('SET', 'a', 'b').ok\" 0",
+        "EVAL \"return redis.call('PING')\" 0",
+        "EVAL \"return redis.call('MGET', 's', 'missing', 'n')\" 0",
+        "EVAL \"local r = redis.call('MGET', 's', 'missing') return {type(r[1]), type(r[2])}\" 0",
+        "EVAL \"return redis.pcall('INCR', 's')\" 0",
+        "EVAL \"return redis.pcall('INCR', 's').err\" 0",
+        "EVAL \"local ok, e = pcall(redis.call, 'INCR', 's') return {tostring(ok), e.err}\" 0",
+        "EVAL \"return redis.call('INCR', 's')\" 0",
+        "EVAL \"return redis.call('SET', 'f', 1.5)\" 0",
+        "GET f",
+        "EVAL \"return redis.call('SET', 'f', 0.1)\" 0",
+        "GET f",
+        "EVAL \"return redis.call('SET', 'f', 1e20)\" 0",
+        "GET f",
+        "EVAL \"return redis.call('SET', 'f', 123456789012)\" 0",
+        "GET f",
+        "EVAL \"return redis.call('SET', 'f', -0.5)\" 0",
+        "GET f",
+        "EVAL \"return redis.call('ECHO', 'a\\0b')\" 0",
+    ]]);
+}
+
+#[test]
+fn keys_and_argv() {
+    compare(&[&[
+        "EVAL \"return {KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]}\" 2 k1 k2 a1 a2 a3",
+        "EVAL \"return #KEYS + 10 * #ARGV\" 0",
+        "EVAL \"return #KEYS + 10 * #ARGV\" 3 a b c d",
+        "EVAL \"return ARGV\" 0 \"\" \"x y\"",
+        "EVAL \"KEYS[1] = 'changed' return KEYS[1]\" 1 k",
+        "EVAL \"return 1\" -1",
+        "EVAL \"return 1\" 2 a",
+        "EVAL \"return 1\" x",
+        "EVAL \"return 1\"",
+        "EVAL",
+        "SET lock tok",
+        "EVAL \"if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('DEL',KEYS[1]) else return 0 end\" 1 lock other",
+        "EVAL \"if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('DEL',KEYS[1]) else return 0 end\" 1 lock tok",
+        "EXISTS lock",
+    ]]);
+}
+
+#[test]
+fn errors_and_their_wording() {
+    compare(&[&[
+        "SET s abc",
+        "EVAL \"return redis.call('INCR', 's')\" 0",
+        "EVAL \"return redis.call('nosuch')\" 0",
+        "EVAL \"return redis.call('GET')\" 0",
+        "EVAL \"return redis.call('EVAL', 'return 1', 0)\" 0",
+        "EVAL \"return redis.call('SCRIPT', 'LOAD', 'return 1')\" 0",
+        "EVAL \"return redis.call()\" 0",
+        "EVAL \"return redis.call({})\" 0",
+        "EVAL \"return redis.call('GET', {})\" 0",
+        "EVAL \"return redis.call('GET', nil)\" 0",
+        "EVAL \"return redis.pcall('nosuch')\" 0",
+        "EVAL \"return redis.pcall('GET')\" 0",
+        "EVAL \"error('x')\" 0",
+        "EVAL \"error('x', 0)\" 0",
+        "EVAL \"error({err='custom'})\" 0",
+        "EVAL \"error({err='MY custom code'})\" 0",
+        "EVAL \"error()\" 0",
+        "EVAL \"error(42)\" 0",
+        "EVAL \"local t = nil; return t.x\" 0",
+        "EVAL \"return 1 +\" 0",
+        "EVAL \"return 'unterminated\" 0",
+        "EVAL \"\n\nerror('line three')\" 0",
+        "EVAL \"local function f() error('inner') end f()\" 0",
+        "EVAL \"return pcall(error, 'caught')\" 0",
+        "EVAL \"local ok, e = pcall(function() error({err='T'}) end) return e.err\" 0",
+        "EVAL \"return select('#', pcall(redis.call, 'nosuch'))\" 0",
+        "EVAL \"return redis.setresp(4)\" 0",
+        "EVAL \"return redis.setresp()\" 0",
+        "EVAL \"return redis.sha1hex()\" 0",
+        "EVAL \"return redis.log()\" 0",
+        "EVAL \"return redis.log('x', 'y')\" 0",
+        "EVAL \"return redis.log(99, 'y')\" 0",
+    ]]);
+}
+
+#[test]
+fn sandbox_and_globals() {
+    compare(&[&[
+        "EVAL \"local t = {} for k,v in pairs(_G) do t[#t+1]=k..':'..type(v) end table.sort(t) return t\" 0",
+        "EVAL \"local t = {} for k,v in pairs(redis) do t[#t+1]=k..':'..type(v) end table.sort(t) return t\" 0",
+        "EVAL \"local t = {} for k,v in pairs(string) do t[#t+1]=k end table.sort(t) return t\" 0",
+        "EVAL \"local t = {} for k,v in pairs(math) do t[#t+1]=k end table.sort(t) return t\" 0",
+        "EVAL \"local t = {} for k,v in pairs(table) do t[#t+1]=k end table.sort(t) return t\" 0",
+        "EVAL \"local t = {} for k,v in pairs(bit) do t[#t+1]=k end table.sort(t) return t\" 0",
+        "EVAL \"x = 5\" 0",
+        "EVAL \"return y\" 0",
+        "EVAL \"return os\" 0",
+        "EVAL \"return io\" 0",
+        "EVAL \"return print\" 0",
+        "EVAL \"return dofile\" 0",
+        "EVAL \"return loadfile\" 0",
+        "EVAL \"return require\" 0",
+        "EVAL \"return debug\" 0",
+        "EVAL \"return setfenv\" 0",
+        "EVAL \"return getfenv\" 0",
+        "EVAL \"return newproxy\" 0",
+        "EVAL \"return string.dump\" 0",
+        "EVAL \"string.foo = 1\" 0",
+        "EVAL \"string.upper = nil\" 0",
+        "EVAL \"redis.call = nil\" 0",
+        "EVAL \"math.pi = 3\" 0",
+        "EVAL \"rawset(_G, 'x', 1)\" 0",
+        "EVAL \"rawset(string, 'x', 1)\" 0",
+        "EVAL \"table.insert(string, 'x')\" 0",
+        "EVAL \"setmetatable(_G, nil)\" 0",
+        "EVAL \"getmetatable(_G).__index = nil\" 0",
+        "EVAL \"getmetatable('').__index = nil\" 0",
+        "EVAL \"_G.KEYS = 1\" 0",
+        "EVAL \"local t = setmetatable({}, {__index=function() return 7 end}) return t.x\" 0",
+        "EVAL \"return loadstring(string.char(27)..'Lua')\" 0",
+        "EVAL \"return loadstring('return 1 + 1')()\" 0",
+        "EVAL \"return loadstring('x = 1')()\" 0",
+        "EVAL \"return ('abc'):upper()\" 0",
+        "EVAL \"return _VERSION\" 0",
+        "EVAL \"return {math.random(1000), math.random(1000), math.random(1, 6)}\" 0",
+        "EVAL \"math.randomseed(42) return {math.random(1000), math.random(100)}\" 0",
+        "EVAL \"return tostring(math.random() < 1)\" 0",
+        "EVAL \"return math.random(0)\" 0",
+        "EVAL \"return math.random(3, 1)\" 0",
+        "EVAL \"return redis.REDIS_VERSION\" 0",
+        "EVAL \"return redis.REDIS_VERSION_NUM\" 0",
+        "EVAL \"return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}\" 0",
+        "EVAL \"return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL}\" 0",
+        "EVAL \"return redis.sha1hex('')\" 0",
+        "EVAL \"return redis.sha1hex('abc')\" 0",
+        "EVAL \"return tostring(redis.replicate_commands())\" 0",
+        "EVAL \"return tostring(redis.breakpoint())\" 0",
+        "EVAL \"return redis.set_repl(redis.REPL_ALL)\" 0",
+        "EVAL \"return redis.set_repl(9)\" 0",
+        "EVAL \"return tostring(redis.acl_check_cmd('set', 'k', 'v'))\" 0",
+        "EVAL \"return redis.acl_check_cmd('nosuch')\" 0",
+        "EVAL \"return redis.log(redis.LOG_WARNING, 'from a script')\" 0",
+        "EVAL \"local c = coroutine.wrap(function() coroutine.yield(1) end) return c()\" 0",
+    ]]);
+}
+
+#[test]
+fn bit_library() {
+    compare(&[&[
+        "EVAL \"return {bit.tobit(0xffffffff), bit.tobit(2^32 + 5), bit.tobit(-1)}\" 0",
+        "EVAL \"return {bit.tohex(255), bit.tohex(-1), bit.tohex(255, 4), bit.tohex(255, -4), bit.tohex(0x1234, 2)}\" 0",
+        "EVAL \"return {bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1, 2, 4), bit.bxor(5, 3)}\" 0",
+        "EVAL \"return {bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.lshift(1, 33)}\" 0",
+        "EVAL \"return {bit.rol(0x12345678, 8), bit.ror(0x12345678, 8), bit.bswap(0x12345678)}\" 0",
+        "EVAL \"return bit.band('x')\" 0",
+        "EVAL \"return bit.band()\" 0",
+    ]]);
+}
+
+#[test]
+fn script_cache_commands() {
+    compare(&[&[
+        "SCRIPT LOAD \"return 'loaded'\"",
+        "EVALSHA 6d3b8f9c9b6d4e21d1b8bcbd6b0bd5db6b7d1b9c 0",
+        "EVALSHA b0ff9d11cae6d6b2bfd59bb3c2ac5ec6bee2dd3c 0",
+        "EVALSHA B0FF9D11CAE6D6B2BFD59BB3C2AC5EC6BEE2DD3C 0",
+        "SCRIPT EXISTS b0ff9d11cae6d6b2bfd59bb3c2ac5ec6bee2dd3c nope B0FF9D11CAE6D6B2BFD59BB3C2AC5EC6BEE2DD3C",
+        "EVALSHA abc 0",
+        "EVALSHA ffffffffffffffffffffffffffffffffffffffff 0",
+        "EVAL \"return 'via eval'\" 0",
+        "EVALSHA 7d93fbfd6bd8b1b21e5d3e9e2a1ac7e3a5fc51b4 0",
+        "SCRIPT FLUSH",
+        "EVALSHA b0ff9d11cae6d6b2bfd59bb3c2ac5ec6bee2dd3c 0",
+        "SCRIPT FLUSH ASYNC",
+        "SCRIPT FLUSH SYNC",
+        "SCRIPT FLUSH bad",
+        "SCRIPT FLUSH SYNC ASYNC",
+        "SCRIPT KILL",
+        "SCRIPT LOAD",
+        "SCRIPT LOAD \"return 1 +\"",
+        "SCRIPT LOADX 1",
+        "SCRIPT",
+        "SCRIPT EXISTS",
+    ]]);
+}
+
+#[test]
+fn shebang_flags_and_read_only_runs() {
+    compare(&[&[
+        "EVAL \"#!lua\nreturn 1\" 0",
+        "EVAL \"#!lua\nerror('x')\" 0",
+        "EVAL \"#!lua flags=no-writes\nreturn redis.call('SET','a','b')\" 0",
+        "EVAL \"#!lua flags=no-writes\nreturn redis.call('GET','a')\" 0",
+        "EVAL \"#!lua flags=no-writes,allow-oom\nreturn 2\" 0",
+        "EVAL \"#!lua flags=bogus\nreturn 1\" 0",
+        "EVAL \"#!lua foo=1\nreturn 1\" 0",
+        "EVAL \"#!luax\nreturn 1\" 0",
+        "EVAL \"#!lua\" 0",
+        "EVAL \"#!\nreturn 1\" 0",
+        "EVAL \"#!lua flags=\nreturn 3\" 0",
+        "EVAL_RO \"return redis.call('SET','a','b')\" 0",
+        "EVAL_RO \"return redis.call('GET','a')\" 0",
+        "SCRIPT LOAD \"return redis.call('SET','ro','x')\"",
+        "EVALSHA_RO 4d7d1ee33e11e2d8f7b0e2e1d8c2d6d3b0c5e8f1 0",
+        "EVAL \"return redis.call('SET','ro','x')\" 0",
+        "EVALSHA_RO 0f3a6e1b5ddbd1a7f9d5a0b8f3f2ac3a4c7d5d6e 0",
+        "EVAL_RO \"return redis.pcall('SET','a','b')\" 0",
+        "EVAL \"return redis.call('SELECT', 1)\" 0",
+        "EVAL \"redis.call('SELECT', 1) redis.call('SET', 'indb1', 'v') return 1\" 0",
+        "EXISTS indb1",
+        "SELECT 1",
+        "EXISTS indb1",
+    ]]);
+}
+
+#[test]
+fn resp3_conversions() {
+    compare(&[
+        &[
+            "~HELLO 3",
+            "SET s v",
+            "EVAL \"return true\" 0",
+            "EVAL \"return false\" 0",
+            "EVAL \"redis.setresp(3) return true\" 0",
+            "EVAL \"redis.setresp(3) return false\" 0",
+            "EVAL \"return {double=3.14}\" 0",
+            "EVAL \"redis.setresp(3) return {double=3.14}\" 0",
+            "EVAL \"redis.setresp(3) return {map={a=1}}\" 0",
+            "EVAL \"redis.setresp(3) return {set={x=true}}\" 0",
+            "EVAL \"redis.setresp(3) return {big_number='123456789012345678901234567890'}\" 0",
+            "EVAL \"redis.setresp(3) return {verbatim_string={format='txt', string='hi'}}\" 0",
+            "EVAL \"redis.setresp(3) return redis.call('GET', 'missing')\" 0",
+            "EVAL \"redis.setresp(3) return type(redis.call('GET', 'missing'))\" 0",
+            "EVAL \"redis.setresp(3) local r = redis.call('HELLO') return type(r)\" 0",
+            "EVAL \"return nil\" 0",
+            "EVAL \"return redis.call('GET', 'missing')\" 0",
+            "EVAL \"return {1, 'two', {ok='three'}}\" 0",
+        ],
+        &[
+            "EVAL \"redis.setresp(3) return true\" 0",
+            "EVAL \"redis.setresp(3) return false\" 0",
+            "EVAL \"redis.setresp(3) return {double=3.14}\" 0",
+            "EVAL \"redis.setresp(3) return {map={a=1}}\" 0",
+            "EVAL \"redis.setresp(3) return {set={x=true}}\" 0",
+            "EVAL \"redis.setresp(3) return {big_number='123'}\" 0",
+            "EVAL \"redis.setresp(3) return {verbatim_string={format='txt', string='hi'}}\" 0",
+        ],
+    ]);
+}
+
+/// SCRIPT HELP lists what we have: Redis's lines but SCRIPT DEBUG (the Lua debugger, which Goblin
+/// Core does not offer, so SCRIPT DEBUG is an unknown subcommand).
+#[test]
+fn script_help_and_no_debugger() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let help = show(&c.cmd_str("SCRIPT HELP"));
+    assert!(help.starts_with("*15\\r\\n+SCRIPT <subcommand>"), "{help}");
+    for line in [
+        "+EXISTS <sha1>",
+        "+FLUSH [ASYNC|SYNC]",
+        "+KILL",
+        "+LOAD <script>",
+        "+    Prints this help.",
+    ] {
+        assert!(help.contains(line), "{line} missing from {help}");
+    }
+    assert!(!help.contains("DEBUG"), "{help}");
+    assert_eq!(
+        show(&c.cmd_str("SCRIPT DEBUG YES")),
+        "-ERR unknown subcommand 'DEBUG'. Try SCRIPT HELP.\\r\\n"
+    );
+}
+
+/// `error({})` (an error table without `err`) crashes Redis 7.0.15; Goblin Core replies an error
+/// and keeps serving.
+#[test]
+fn error_table_without_message_is_an_error_reply() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    assert_eq!(
+        show(&c.cmd_str("EVAL \"error({})\" 0")),
+        "-ERR unknown error script: 367bf7fe449ba40e54d99d9086aa3c2164008136, on @user_script:1.\\r\\n"
+    );
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+}

@@ -1,0 +1,449 @@
+//! The scripting conformance matrix: every case is written once, as a row with one script per
+//! engine, and runs on every engine that exists, by `EVAL` and by `SCRIPT LOAD` + `EVALSHA` (with
+//! the engine's prefix). An engine issue adds its column to `ENGINES` and its script to every row;
+//! a row without a script for an existing engine fails.
+
+mod common;
+use common::{goblin, show, Raw};
+
+/// One engine: its name (as in a case's scripts), command prefix and idiom file extension.
+struct Engine {
+    name: &'static str,
+    prefix: &'static str,
+    ext: &'static str,
+}
+
+const ENGINES: &[Engine] = &[Engine {
+    name: "lua",
+    prefix: "",
+    ext: "lua",
+}];
+
+enum Expect {
+    /// The exact reply bytes.
+    Reply(&'static str),
+    /// An error reply starting with this text.
+    ErrorStarting(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    /// Commands run before the script (replies not checked).
+    setup: &'static [&'static str],
+    /// (engine, body); a body `@name` is the file `benchmarks/scripts/name.<ext>`.
+    scripts: &'static [(&'static str, &'static str)],
+    keys: &'static [&'static str],
+    args: &'static [&'static str],
+    expect: Expect,
+}
+
+fn body(engine: &Engine, case: &Case) -> Vec<u8> {
+    let (_, script) = case
+        .scripts
+        .iter()
+        .find(|(e, _)| *e == engine.name)
+        .unwrap_or_else(|| panic!("case '{}' has no {} script", case.name, engine.name));
+    match script.strip_prefix('@') {
+        Some(file) => {
+            let path = format!(
+                "{}/benchmarks/scripts/{file}.{}",
+                env!("CARGO_MANIFEST_DIR"),
+                engine.ext
+            );
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        }
+        None => script.as_bytes().to_vec(),
+    }
+}
+
+fn call(c: &mut Raw, cmd: &[u8], script: &[u8], case: &Case) -> Vec<u8> {
+    let numkeys = case.keys.len().to_string();
+    let mut args: Vec<&[u8]> = vec![cmd, script, numkeys.as_bytes()];
+    args.extend(case.keys.iter().map(|k| k.as_bytes()));
+    args.extend(case.args.iter().map(|a| a.as_bytes()));
+    c.cmd(&args)
+}
+
+fn check(got: &[u8], expect: &Expect) -> bool {
+    match expect {
+        Expect::Reply(want) => show(got) == *want,
+        Expect::ErrorStarting(prefix) => show(got).starts_with(&format!("-{prefix}")),
+    }
+}
+
+fn run_matrix(cases: &[Case]) {
+    let g = goblin(&[]);
+    let mut failures = Vec::new();
+    for engine in ENGINES {
+        for case in cases {
+            let script = body(engine, case);
+            for by_sha in [false, true] {
+                let mut c = g.raw();
+                c.cmd_str("FLUSHALL");
+                for s in case.setup {
+                    c.cmd_str(s);
+                }
+                let got = if by_sha {
+                    let load = format!("{}SCRIPT", engine.prefix);
+                    let sha = c.cmd(&[load.as_bytes(), b"LOAD", &script]);
+                    let sha = &sha[sha.len() - 42..sha.len() - 2];
+                    call(
+                        &mut c,
+                        format!("{}EVALSHA", engine.prefix).as_bytes(),
+                        sha,
+                        case,
+                    )
+                } else {
+                    call(
+                        &mut c,
+                        format!("{}EVAL", engine.prefix).as_bytes(),
+                        &script,
+                        case,
+                    )
+                };
+                if !check(&got, &case.expect) {
+                    failures.push(format!(
+                        "{} / {} ({}): got {}",
+                        engine.name,
+                        case.name,
+                        if by_sha { "EVALSHA" } else { "EVAL" },
+                        show(&got)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn compare_and_delete_idiom() {
+    run_matrix(&[
+        Case {
+            name: "cad deletes on a matching token",
+            setup: &["SET lock tok"],
+            scripts: &[("lua", "@cad")],
+            keys: &["lock"],
+            args: &["tok"],
+            expect: Expect::Reply(":1\\r\\n"),
+        },
+        Case {
+            name: "cad keeps on another token",
+            setup: &["SET lock tok"],
+            scripts: &[("lua", "@cad")],
+            keys: &["lock"],
+            args: &["other"],
+            expect: Expect::Reply(":0\\r\\n"),
+        },
+        Case {
+            name: "cad on a missing key",
+            setup: &[],
+            scripts: &[("lua", "@cad")],
+            keys: &["lock"],
+            args: &["tok"],
+            expect: Expect::Reply(":0\\r\\n"),
+        },
+        Case {
+            name: "cad on a wrong type",
+            setup: &["HSET lock f v"],
+            scripts: &[("lua", "@cad")],
+            keys: &["lock"],
+            args: &["tok"],
+            expect: Expect::ErrorStarting(
+                "WRONGTYPE Operation against a key holding the wrong kind of value",
+            ),
+        },
+    ]);
+}
+
+#[test]
+fn conversions_to_replies() {
+    run_matrix(&[
+        Case {
+            name: "integer",
+            setup: &[],
+            scripts: &[("lua", "return 42")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply(":42\\r\\n"),
+        },
+        Case {
+            name: "negative fraction truncates",
+            setup: &[],
+            scripts: &[("lua", "return -3.7")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply(":-3\\r\\n"),
+        },
+        Case {
+            name: "binary-safe bytes",
+            setup: &[],
+            scripts: &[("lua", "return ARGV[1]")],
+            keys: &[],
+            args: &["a\u{0}b\r\n\u{7f}"],
+            expect: Expect::Reply("$6\\r\\na\u{0}b\\r\\n\u{7f}\\r\\n"),
+        },
+        Case {
+            name: "nil",
+            setup: &[],
+            scripts: &[("lua", "return nil")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply("$-1\\r\\n"),
+        },
+        Case {
+            name: "nested array",
+            setup: &[],
+            scripts: &[("lua", "return {1, 'two', {3}}")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply("*3\\r\\n:1\\r\\n$3\\r\\ntwo\\r\\n*1\\r\\n:3\\r\\n"),
+        },
+        Case {
+            name: "status",
+            setup: &[],
+            scripts: &[("lua", "return redis.status_reply('FINE')")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply("+FINE\\r\\n"),
+        },
+        Case {
+            name: "error",
+            setup: &[],
+            scripts: &[("lua", "return redis.error_reply('MY failure')")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply("-MY failure\\r\\n"),
+        },
+        Case {
+            name: "true and false",
+            setup: &[],
+            scripts: &[("lua", "return {true, false}")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply("*2\\r\\n:1\\r\\n$-1\\r\\n"),
+        },
+        Case {
+            name: "keys and args in order",
+            setup: &[],
+            scripts: &[("lua", "return {KEYS[1], KEYS[2], ARGV[1]}")],
+            keys: &["k1", "k2"],
+            args: &["a1"],
+            expect: Expect::Reply("*3\\r\\n$2\\r\\nk1\\r\\n$2\\r\\nk2\\r\\n$2\\r\\na1\\r\\n"),
+        },
+    ]);
+}
+
+#[test]
+fn server_replies_into_the_script() {
+    run_matrix(&[
+        Case {
+            name: "integer and bulk replies",
+            setup: &["SET n 41"],
+            scripts: &[(
+                "lua",
+                "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
+            )],
+            keys: &["n"],
+            args: &[],
+            expect: Expect::Reply("*2\\r\\n:42\\r\\n$2\\r\\n42\\r\\n"),
+        },
+        Case {
+            name: "missing key is false",
+            setup: &[],
+            scripts: &[(
+                "lua",
+                "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
+            )],
+            keys: &["missing"],
+            args: &[],
+            expect: Expect::Reply("$3\\r\\nnil\\r\\n"),
+        },
+        Case {
+            name: "status reply",
+            setup: &[],
+            scripts: &[("lua", "return redis.call('SET', KEYS[1], 'v')")],
+            keys: &["k"],
+            args: &[],
+            expect: Expect::Reply("+OK\\r\\n"),
+        },
+        Case {
+            name: "call raises the server's error",
+            setup: &["SET s abc"],
+            scripts: &[("lua", "return redis.call('INCR', KEYS[1])")],
+            keys: &["s"],
+            args: &[],
+            expect: Expect::ErrorStarting("ERR value is not an integer or out of range"),
+        },
+        Case {
+            name: "pcall returns the error",
+            setup: &["SET s abc"],
+            scripts: &[(
+                "lua",
+                "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
+            )],
+            keys: &["s"],
+            args: &[],
+            expect: Expect::Reply(
+                "$51\\r\\ncaught: ERR value is not an integer or out of range\\r\\n",
+            ),
+        },
+        Case {
+            name: "unknown command",
+            setup: &[],
+            scripts: &[("lua", "return redis.call('NOSUCH')")],
+            keys: &[],
+            args: &[],
+            expect: Expect::ErrorStarting("ERR Unknown Redis command called from script"),
+        },
+        Case {
+            name: "noscript command refused",
+            setup: &[],
+            scripts: &[("lua", "return redis.call('SCRIPT', 'FLUSH')")],
+            keys: &[],
+            args: &[],
+            expect: Expect::ErrorStarting("ERR This Redis command is not allowed from script"),
+        },
+        Case {
+            name: "sha1hex",
+            setup: &[],
+            scripts: &[("lua", "return redis.sha1hex('abc')")],
+            keys: &[],
+            args: &[],
+            expect: Expect::Reply("$40\\r\\na9993e364706816aba3e25717850c26c9cd0d89d\\r\\n"),
+        },
+    ]);
+}
+
+#[test]
+fn sandbox_escapes_are_refused() {
+    let escapes: &[(&str, &str)] = &[
+        ("lua", "return os.execute('true')"),
+        ("lua", "return io.open('/etc/passwd')"),
+        ("lua", "return require('os')"),
+        ("lua", "return dofile('/etc/passwd')"),
+        ("lua", "return loadfile('/etc/passwd')"),
+        ("lua", "return package.loadlib('libc.so.6', 'system')"),
+        ("lua", "return debug.getregistry()"),
+        (
+            "lua",
+            "return loadstring(string.dump(function() return 1 end))()",
+        ),
+        ("lua", "print('x')"),
+        ("lua", "rawset(_G, 'leak', 1)"),
+        ("lua", "setmetatable(_G, {})"),
+        ("lua", "string.rep = nil"),
+    ];
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for engine in ENGINES {
+        let mine: Vec<&str> = escapes
+            .iter()
+            .filter(|(e, _)| *e == engine.name)
+            .map(|(_, s)| *s)
+            .collect();
+        assert!(!mine.is_empty(), "no sandbox cases for {}", engine.name);
+        for s in mine {
+            let got = c.cmd(&[
+                format!("{}EVAL", engine.prefix).as_bytes(),
+                s.as_bytes(),
+                b"0",
+            ]);
+            assert!(
+                got.starts_with(b"-ERR"),
+                "{}: {s} gave {}",
+                engine.name,
+                show(&got)
+            );
+        }
+        // Nothing leaked into the next script.
+        let got = c.cmd(&[
+            format!("{}EVAL", engine.prefix).as_bytes(),
+            b"return leak",
+            b"0",
+        ]);
+        assert!(got.starts_with(b"-ERR"), "{}", show(&got));
+    }
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+}
+
+#[test]
+fn nosuchscript_and_read_only_runs() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for engine in ENGINES {
+        let evalsha = format!("{}EVALSHA", engine.prefix);
+        let got = c.cmd(&[
+            evalsha.as_bytes(),
+            b"ffffffffffffffffffffffffffffffffffffffff",
+            b"0",
+        ]);
+        assert_eq!(
+            show(&got),
+            "-NOSCRIPT No matching script. Please use EVAL.\\r\\n"
+        );
+        let write = match engine.name {
+            "lua" => "return redis.call('SET', KEYS[1], 'v')",
+            other => panic!("no write script for {other}"),
+        };
+        let ro = format!("{}EVAL_RO", engine.prefix);
+        let got = c.cmd(&[ro.as_bytes(), write.as_bytes(), b"1", b"k"]);
+        assert!(
+            show(&got).starts_with("-ERR Write commands are not allowed from read-only scripts."),
+            "{}",
+            show(&got)
+        );
+        assert_eq!(c.cmd_str("EXISTS k"), b":0\r\n");
+    }
+}
+
+/// A script that allocates without end fails with an error reply; the server keeps serving and the
+/// memory is given back.
+#[test]
+fn memory_limit() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for engine in ENGINES {
+        let (directive, bomb) = match engine.name {
+            "lua" => (
+                "lua-memory-limit",
+                "local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end",
+            ),
+            other => panic!("no memory case for {other}"),
+        };
+        assert_eq!(
+            c.cmd(&[b"CONFIG", b"SET", directive.as_bytes(), b"64mb"]),
+            b"+OK\r\n"
+        );
+        let eval = format!("{}EVAL", engine.prefix);
+        let got = c.cmd(&[eval.as_bytes(), bomb.as_bytes(), b"0"]);
+        assert!(
+            show(&got).starts_with("-ERR"),
+            "{}: {}",
+            engine.name,
+            show(&got)
+        );
+        assert!(
+            show(&got).contains("memory"),
+            "{}: {}",
+            engine.name,
+            show(&got)
+        );
+        assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+        let ok = match engine.name {
+            "lua" => "return 'still fine'",
+            _ => unreachable!(),
+        };
+        let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
+        assert_eq!(show(&got), "$10\\r\\nstill fine\\r\\n");
+        let info = show(&c.cmd_str("INFO memory"));
+        let field = format!("used_memory_vm_{}:", engine.name);
+        let used: usize = info
+            .split(&field)
+            .nth(1)
+            .and_then(|r| r.split("\\r\\n").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in INFO"));
+        assert!(used < 8 << 20, "{} still holds {used} bytes", engine.name);
+    }
+}
