@@ -13,9 +13,11 @@
 
 pub mod command;
 pub mod connection;
+pub mod hash;
 pub mod keys;
 pub mod parse;
 pub mod server;
+pub mod set;
 pub mod string;
 
 use std::borrow::Cow;
@@ -290,9 +292,11 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 5] {
+fn families() -> [&'static [Command]; 7] {
     [
         string::COMMANDS,
+        hash::COMMANDS,
+        set::COMMANDS,
         keys::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
@@ -444,6 +448,8 @@ mod tests {
             include_str!("connection.rs"),
             include_str!("server.rs"),
             include_str!("command.rs"),
+            include_str!("hash.rs"),
+            include_str!("set.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src
