@@ -128,6 +128,33 @@ fn hash_basics() {
             "EXISTS h",
             "?rdb_changes_since_last_save",
         ],
+        // Writes keep the TTL; the generic commands work on hashes.
+        &[
+            "HSET h a 1",
+            "EXPIRE h 100",
+            "HSET h b 2",
+            "HDEL h a",
+            "HINCRBY h c 1",
+            "HINCRBYFLOAT h d 1.5",
+            "HSETNX h e 1",
+            "TTL h",
+            "SCAN 0 TYPE hash",
+            "SCAN 0 TYPE set",
+            "RENAME h h2",
+            "HGETALL h2",
+            "TTL h2",
+            "COPY h2 h3",
+            "HGETALL h3",
+            "OBJECT ENCODING h3",
+            "TTL h3",
+            "MOVE h3 1",
+            "EXISTS h3",
+            "DEL h2",
+            "EXISTS h2",
+            "TYPE h2",
+            "SELECT 1",
+            "HGETALL h3",
+        ],
     ]);
 }
 
@@ -462,6 +489,31 @@ fn set_basics() {
             "SISMEMBER s",
             "SMISMEMBER s",
             "?rdb_changes_since_last_save",
+        ],
+        // Writes keep the TTL; the generic commands work on sets.
+        &[
+            "SADD s 1 2 3",
+            "EXPIRE s 100",
+            "SADD s 4",
+            "SREM s 1",
+            "SPOP s 0",
+            "TTL s",
+            "SCAN 0 TYPE set",
+            "SCAN 0 TYPE hash",
+            "SMOVE s t 2",
+            "TTL s",
+            "TTL t",
+            "RENAME s s2",
+            "SMEMBERS s2",
+            "COPY s2 s3",
+            "SMEMBERS s3",
+            "OBJECT ENCODING s3",
+            "SADD s3 x",
+            "COPY s3 s4",
+            "OBJECT ENCODING s4",
+            "~SMEMBERS s4",
+            "DEL s2 s3 s4 t",
+            "EXISTS s2",
         ],
         &[
             "#HELLO 3",
@@ -1132,4 +1184,117 @@ fn redis_crate_hashes_and_sets() {
         con.smembers("n").unwrap()
     };
     assert_eq!(ints, [1, 2, 3].into_iter().collect());
+}
+
+// ---- Command table rows against redis-server's ----
+
+/// A parsed RESP2 reply, enough to pick fields out of COMMAND INFO and COMMAND DOCS.
+#[derive(Debug, PartialEq)]
+enum Resp {
+    Line(String),
+    Bulk(String),
+    Arr(Vec<Resp>),
+}
+
+fn parse_resp(b: &[u8], at: &mut usize) -> Resp {
+    let end = *at + b[*at..].windows(2).position(|w| w == b"\r\n").unwrap();
+    let head = b[*at];
+    let body = String::from_utf8_lossy(&b[*at + 1..end]).into_owned();
+    *at = end + 2;
+    match head {
+        b'$' => {
+            let n: usize = body.parse().unwrap();
+            let s = String::from_utf8_lossy(&b[*at..*at + n]).into_owned();
+            *at += n + 2;
+            Resp::Bulk(s)
+        }
+        b'*' => {
+            let n: usize = body.parse().unwrap();
+            Resp::Arr((0..n).map(|_| parse_resp(b, at)).collect())
+        }
+        _ => Resp::Line(body),
+    }
+}
+
+/// (summary, since, complexity) of a COMMAND DOCS entry.
+fn doc_fields(entry: &Resp) -> Vec<&Resp> {
+    let Resp::Arr(items) = entry else {
+        panic!("not a map")
+    };
+    ["summary", "since", "complexity"]
+        .iter()
+        .map(|want| {
+            let i = items
+                .iter()
+                .position(|k| *k == Resp::Bulk(want.to_string()))
+                .unwrap_or_else(|| panic!("no {want}"));
+            &items[i + 1]
+        })
+        .collect()
+}
+
+#[test]
+fn command_rows_match_redis() {
+    let names = [
+        "hset",
+        "hsetnx",
+        "hget",
+        "hmget",
+        "hmset",
+        "hdel",
+        "hlen",
+        "hexists",
+        "hgetall",
+        "hkeys",
+        "hvals",
+        "hincrby",
+        "hincrbyfloat",
+        "hstrlen",
+        "hscan",
+        "hrandfield",
+        "sadd",
+        "srem",
+        "smembers",
+        "sismember",
+        "smismember",
+        "scard",
+        "spop",
+        "srandmember",
+        "smove",
+        "sinter",
+        "sunion",
+        "sdiff",
+        "sinterstore",
+        "sunionstore",
+        "sdiffstore",
+        "sintercard",
+        "sscan",
+    ];
+    let r = common::redis(&[]);
+    let g = goblin(&[]);
+    let (mut rc, mut gc) = (r.raw(), g.raw());
+    for name in names {
+        let info = |c: &mut Raw| {
+            let raw = c.cmd_str(&format!("COMMAND INFO {name}"));
+            let Resp::Arr(mut outer) = parse_resp(&raw, &mut 0) else {
+                panic!()
+            };
+            let Resp::Arr(mut row) = outer.remove(0) else {
+                panic!("{name} unknown")
+            };
+            // name, arity, flags, first key, last key, step.
+            row.truncate(6);
+            row
+        };
+        assert_eq!(info(&mut gc), info(&mut rc), "COMMAND INFO {name}");
+        let docs = |c: &mut Raw| {
+            let raw = c.cmd_str(&format!("COMMAND DOCS {name}"));
+            let Resp::Arr(mut outer) = parse_resp(&raw, &mut 0) else {
+                panic!()
+            };
+            outer.remove(1)
+        };
+        let (want, got) = (docs(&mut rc), docs(&mut gc));
+        assert_eq!(doc_fields(&got), doc_fields(&want), "COMMAND DOCS {name}");
+    }
 }

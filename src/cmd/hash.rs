@@ -5,9 +5,9 @@
 
 use super::parse::{cursor, int, is, scan_args};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
-use crate::resp::reply::{NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE};
+use crate::resp::reply::{Reply, NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE};
 use crate::store::glob;
-use crate::store::hash::HashLimits;
+use crate::store::hash::{HashLimits, Pair};
 use crate::store::{Db, Entry, Hash, Value, NO_EXPIRE};
 use crate::util::{incr_long_double, parse_i64, rand_u64, IncrFloatError};
 
@@ -340,30 +340,35 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     };
     let count = l.unsigned_abs() as usize;
-    let pairs: Vec<(&[u8], &[u8])> = if count == 0 {
-        Vec::new()
-    } else if l < 0 || count == 1 {
-        // Repetitions allowed: each pick samples the whole hash.
-        (0..count)
-            .map(|_| h.random(rand_u64).expect("not empty"))
-            .collect()
-    } else if count >= h.len() {
-        h.iter().collect()
-    } else {
-        h.sample_unique(count, rand_u64)
-    };
-    out.array(if withvalues && !resp3 {
-        pairs.len() * 2
-    } else {
-        pairs.len()
-    });
-    for (k, v) in pairs {
+    let header =
+        |out: &mut Reply, n: usize| out.array(if withvalues && !resp3 { n * 2 } else { n });
+    let pair = |out: &mut Reply, (k, v): Pair| {
         if withvalues && resp3 {
             out.array(2);
         }
         out.bulk(k);
         if withvalues {
             out.bulk(v);
+        }
+    };
+    if count == 0 {
+        out.array(0);
+    } else if l < 0 || count == 1 {
+        // Repetitions allowed: each pick samples the whole hash. Streamed, as the count may be huge.
+        header(out, count);
+        for _ in 0..count {
+            pair(out, h.random(rand_u64).expect("not empty"));
+        }
+    } else if count >= h.len() {
+        header(out, h.len());
+        for p in h.iter() {
+            pair(out, p);
+        }
+    } else {
+        let picked = h.sample_unique(count, rand_u64);
+        header(out, picked.len());
+        for p in picked {
+            pair(out, p);
         }
     }
     Ok(())
