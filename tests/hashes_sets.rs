@@ -633,6 +633,18 @@ fn set_pop_random_move_deterministic() {
             "SADD one 7",
             "SPOP one 1",
             "EXISTS one",
+            // A table holding only integers: SPOP-all and SUNION rebuild it, as a sorted intset.
+            "SADD t 3 1 2 x",
+            "SREM t x",
+            "OBJECT ENCODING t",
+            "SUNION t",
+            "SDIFF t nokey",
+            "SUNIONSTORE u t",
+            "OBJECT ENCODING u",
+            "SRANDMEMBER u 10",
+            "~SMEMBERS t",
+            "~SRANDMEMBER t 10",
+            "SPOP t 10",
             "?rdb_changes_since_last_save",
         ],
         &[

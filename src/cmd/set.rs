@@ -168,6 +168,7 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(SYNTAX.into());
     }
     let key = &args[1];
+    let max = ctx.srv.config.set_max_intset_entries;
     let count = match args.get(2) {
         Some(c) => Some(positive(c, "ERR value is out of range, must be positive")? as u64),
         None => None,
@@ -197,8 +198,14 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.srv.dirty += count.min(set.len() as u64);
     if count >= set.len() as u64 {
-        ctx.out.set(set.len());
+        // Redis answers with SUNION of the key, i.e. a copy rebuilt member by member: a table
+        // holding only integers comes out as a (sorted) intset.
+        let mut all = Set::default();
         for m in set.iter() {
+            m.with_bytes(|b| all.add(b, max));
+        }
+        ctx.out.set(all.len());
+        for m in all.iter() {
             reply_member(ctx.out, m);
         }
         db.remove(key);
