@@ -3,49 +3,7 @@
 //! how we think Redis behaves. Each case runs on a fresh connection after FLUSHALL.
 
 mod common;
-use common::{goblin, redis, show, Raw};
-
-/// Runs each case's lines on both servers and compares every reply.
-fn compare(cases: &[&[&str]]) {
-    let r = redis(&[]);
-    let g = goblin(&[]);
-    let mut failures = Vec::new();
-    for case in cases {
-        let mut rc = r.raw();
-        let mut gc = g.raw();
-        rc.cmd_str("FLUSHALL");
-        gc.cmd_str("FLUSHALL");
-        for line in *case {
-            // `!` marks a command that gets no reply (CLIENT REPLY OFF/SKIP and what they silence).
-            if let Some(silent) = line.strip_prefix('!') {
-                for c in [&mut rc, &mut gc] {
-                    c.send(&common::encode(
-                        &common::split(silent)
-                            .iter()
-                            .map(|a| a.as_slice())
-                            .collect::<Vec<_>>(),
-                    ));
-                }
-                continue;
-            }
-            let want = rc.cmd_str(line);
-            let got = gc.cmd_str(line);
-            if want != got {
-                failures.push(format!(
-                    "{line}\n    redis:  {}\n    goblin: {}",
-                    show(&want),
-                    show(&got)
-                ));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
+use common::{compare, goblin, redis, show, Raw};
 
 #[test]
 fn strings() {

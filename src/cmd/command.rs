@@ -30,6 +30,8 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "string" => Some("@string"),
         "connection" => Some("@connection"),
         "list" => Some("@list"),
+        "hash" => Some("@hash"),
+        "set" => Some("@set"),
         "scripting" => Some("@scripting"),
         _ => None,
     };

@@ -13,11 +13,13 @@
 
 pub mod command;
 pub mod connection;
+pub mod hash;
 pub mod keys;
 pub mod list;
 pub mod parse;
 pub mod scripting;
 pub mod server;
+pub mod set;
 pub mod string;
 
 use std::borrow::Cow;
@@ -316,9 +318,11 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 7] {
-    [
+fn families() -> &'static [&'static [Command]] {
+    &[
         string::COMMANDS,
+        hash::COMMANDS,
+        set::COMMANDS,
         keys::COMMANDS,
         list::COMMANDS,
         connection::COMMANDS,
@@ -374,8 +378,8 @@ impl Table {
             by_name: NameMap::default(),
             stats: Vec::new(),
         };
-        for fam in families() {
-            for c in fam {
+        for &fam in families() {
+            for c in fam.iter() {
                 t.add(c);
                 for s in c.subcommands {
                     t.add(s);
@@ -474,6 +478,8 @@ mod tests {
             include_str!("server.rs"),
             include_str!("command.rs"),
             include_str!("scripting.rs"),
+            include_str!("hash.rs"),
+            include_str!("set.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

@@ -252,3 +252,115 @@ pub fn split(line: &str) -> Vec<Vec<u8>> {
 pub fn show(b: &[u8]) -> String {
     String::from_utf8_lossy(b).replace("\r\n", "\\r\\n")
 }
+
+/// A reply with its top-level elements sorted (pairs kept together for a RESP3 map), for commands
+/// whose order Redis leaves unspecified (SMEMBERS of a hashtable set, HGETALL of a big hash...).
+pub fn sorted_reply(b: &[u8]) -> Vec<u8> {
+    let head = b[0];
+    if !matches!(head, b'*' | b'~' | b'%') {
+        return b.to_vec();
+    }
+    let after = b.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
+    let mut items = Vec::new();
+    let mut pos = after;
+    while pos < b.len() {
+        let mut n = reply_len(b, pos).unwrap();
+        if head == b'%' {
+            n += reply_len(b, pos + n).unwrap();
+        }
+        items.push(&b[pos..pos + n]);
+        pos += n;
+    }
+    items.sort();
+    let mut out = b[..after].to_vec();
+    out.extend(items.concat());
+    out
+}
+
+/// The numeric value of INFO's `field`, as sent by `c` (`None` if absent).
+pub fn info_field(c: &mut Raw, field: &str) -> Option<i64> {
+    let info = String::from_utf8_lossy(&c.cmd_str("INFO")).into_owned();
+    info.split("\r\n")
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Differential check: runs each case's lines on Debian's redis-server and on Goblin Core, each case
+/// on a fresh connection after FLUSHALL, and asserts every reply is byte-for-byte identical.
+/// Line prefixes:
+/// - `!` sends without waiting for a reply (CLIENT REPLY OFF/SKIP and what they silence);
+/// - `#` sends and reads the reply without comparing it (e.g. `#HELLO 3`, whose client id differs);
+/// - `~` compares the reply with its top-level elements sorted (see `sorted_reply`);
+/// - `?field` compares how much INFO's numeric `field` grew since the case started or since the
+///   previous `?field` (e.g. `?rdb_changes_since_last_save`, `?keyspace_hits`).
+pub fn compare(cases: &[&[&str]]) {
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    let mut failures = Vec::new();
+    for (case_no, case) in cases.iter().enumerate() {
+        let mut rc = r.raw();
+        let mut gc = g.raw();
+        rc.cmd_str("FLUSHALL");
+        gc.cmd_str("FLUSHALL");
+        let mut baselines = std::collections::HashMap::new();
+        for line in case.iter().filter_map(|l| l.strip_prefix('?')) {
+            let base = (info_field(&mut rc, line), info_field(&mut gc, line));
+            baselines.insert(line.to_string(), base);
+        }
+        for line in *case {
+            if let Some(quiet) = line.strip_prefix('#') {
+                rc.cmd_str(quiet);
+                gc.cmd_str(quiet);
+                continue;
+            }
+            // `!` marks a command that gets no reply (CLIENT REPLY OFF/SKIP and what they silence).
+            if let Some(silent) = line.strip_prefix('!') {
+                for c in [&mut rc, &mut gc] {
+                    c.send(&encode(
+                        &split(silent)
+                            .iter()
+                            .map(|a| a.as_slice())
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+                continue;
+            }
+            if let Some(field) = line.strip_prefix('?') {
+                let (now_r, now_g) = (info_field(&mut rc, field), info_field(&mut gc, field));
+                let (base_r, base_g) = baselines[field];
+                let want = now_r.zip(base_r).map(|(n, b)| n - b);
+                let got = now_g.zip(base_g).map(|(n, b)| n - b);
+                if want != got {
+                    failures.push(format!(
+                        "INFO {field} growth\n    redis:  {want:?}\n    goblin: {got:?}"
+                    ));
+                }
+                baselines.insert(field.to_string(), (now_r, now_g));
+                continue;
+            }
+            let (line, unordered) = match line.strip_prefix('~') {
+                Some(l) => (l, true),
+                None => (*line, false),
+            };
+            let mut want = rc.cmd_str(line);
+            let mut got = gc.cmd_str(line);
+            if unordered {
+                want = sorted_reply(&want);
+                got = sorted_reply(&got);
+            }
+            if want != got {
+                failures.push(format!(
+                    "case {case_no}: {line}\n    redis:  {}\n    goblin: {}",
+                    show(&want),
+                    show(&got)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
