@@ -17,6 +17,7 @@ pub mod keys;
 pub mod parse;
 pub mod server;
 pub mod string;
+pub mod zset;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -290,13 +291,14 @@ impl Command {
 }
 
 /// Every command family, in the order COMMAND lists them.
-fn families() -> [&'static [Command]; 5] {
+fn families() -> [&'static [Command]; 6] {
     [
         string::COMMANDS,
         keys::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
         command::COMMANDS,
+        zset::COMMANDS,
     ]
 }
 
@@ -444,6 +446,7 @@ mod tests {
             include_str!("connection.rs"),
             include_str!("server.rs"),
             include_str!("command.rs"),
+            include_str!("zset.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src
