@@ -4,9 +4,11 @@
 mod common;
 use common::{goblin, redis, show, Raw};
 
-/// Runs each case's lines on both servers and compares every reply byte for byte.
-/// (A copy of `tests/differential.rs`'s helper, until it moves into `tests/common`.)
-fn compare(cases: &[&[&str]]) {
+/// Runs each case's lines on both servers and compares every reply byte for byte; returns
+/// redis-server's replies. (A copy of `tests/differential.rs`'s helper, until it moves into
+/// `tests/common`.)
+fn compare(cases: &[&[&str]]) -> Vec<Vec<u8>> {
+    let mut replies = Vec::new();
     let r = redis(&[]);
     let g = goblin(&[]);
     let mut failures = Vec::new();
@@ -22,6 +24,7 @@ fn compare(cases: &[&[&str]]) {
                 // The reply carries the connection id, which differs between servers.
                 continue;
             }
+            replies.push(want.clone());
             if want != got {
                 failures.push(format!(
                     "{line}\n    redis:  {}\n    goblin: {}",
@@ -37,6 +40,7 @@ fn compare(cases: &[&[&str]]) {
         failures.len(),
         failures.join("\n")
     );
+    replies
 }
 
 /// The same cases, once in RESP2 and once after `HELLO 3`.
@@ -627,6 +631,24 @@ fn set_algebra() {
             "ZUNION 1 a WEIGHTS 1e400",
             "ZUNION 2 a b WEIGHTS 0.1 0.2 WITHSCORES",
         ],
+        &[
+            // Sums add up smallest input first (ties in argument order), as Redis orders them.
+            "ZADD a 0.1 x",
+            "ZADD b 0.2 x 1 y",
+            "ZADD c 0.3 x 1 y 2 z",
+            "ZUNION 3 c b a WITHSCORES",
+            "ZUNION 3 a b c WITHSCORES",
+            "ZINTER 3 c b a WITHSCORES",
+            "ZADD p 0.1 x 1 q",
+            "ZADD r 0.2 x 1 s",
+            "ZADD t 0.3 x 1 u",
+            "ZUNION 3 t r p WITHSCORES",
+            "ZUNION 3 p r t WITHSCORES",
+            "ZINTER 3 t r p WITHSCORES",
+            "ZINTER 3 p r t WITHSCORES",
+            "ZUNIONSTORE d 3 t r p",
+            "ZSCORE d x",
+        ],
     ]);
 }
 
@@ -686,6 +708,13 @@ fn zscan_listpack_and_zrandmember_errors() {
         "SET s v",
         "ZSCAN s 0",
         "ZSCAN s 0 FOO",
+        "ZADD one 1.5 a",
+        "ZRANDMEMBER one",
+        "ZRANDMEMBER one 1",
+        "ZRANDMEMBER one 1 WITHSCORES",
+        "ZRANDMEMBER one -3 WITHSCORES",
+        "ZRANDMEMBER one 5 WITHSCORES",
+        "ZRANDMEMBER one -1",
         "ZRANDMEMBER nokey",
         "ZRANDMEMBER nokey 5",
         "ZRANDMEMBER nokey 5 WITHSCORES",
@@ -753,6 +782,12 @@ fn encodings() {
         &[
             "CONFIG SET zset-max-listpack-entries 0",
             "ZADD z 1 a",
+            "ZADD nz -0 a",
+            "ZSCORE nz a",
+            "ZINCRBY nz -0 a",
+            "ZSCAN nz 0",
+            "ZADD lp 0 a",
+            "ZUNION 1 nz WITHSCORES",
             "OBJECT ENCODING z",
             "ZRANGESTORE d z 0 -1",
             "OBJECT ENCODING d",
@@ -1066,4 +1101,239 @@ fn rangestore_and_raw_reply_shapes() {
     );
     assert_eq!(c.cmd_str("ZPOPMIN z"), b"*2\r\n$1\r\na\r\n,1\r\n");
     assert_eq!(c.cmd_str("ZSCORE z a"), b"_\r\n");
+}
+
+/// A small deterministic PRNG for the random differential test (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+fn random_command(rng: &mut Rng) -> String {
+    const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "k0", "k1", "k2", "nokey"];
+    const SCORES: &[&str] = &[
+        "0", "1", "2", "3", "-1", "-2", "0.5", "1.5", "-0.25", "10", "inf", "-inf", "1e-3",
+    ];
+    const BOUNDS: &[&str] = &[
+        "0", "1", "2", "(1", "(2", "-1", "(-1", "0.5", "(0.5", "10", "-inf", "+inf", "(inf", "3",
+    ];
+    const LEX: &[&str] = &[
+        "-", "+", "[m1", "(m1", "[m3", "(m3", "[m", "[m9", "(m25", "[z",
+    ];
+    let key = rng.pick(KEYS);
+    let member = |rng: &mut Rng| format!("m{}", rng.below(60));
+    let rank = |rng: &mut Rng| (rng.below(30) as i64 - 12).to_string();
+    let limit = |rng: &mut Rng| {
+        if rng.chance(40) {
+            format!(
+                " LIMIT {} {}",
+                rng.below(8) as i64 - 1,
+                rng.below(10) as i64 - 2
+            )
+        } else {
+            String::new()
+        }
+    };
+    let ws = |rng: &mut Rng| if rng.chance(50) { " WITHSCORES" } else { "" };
+    match rng.below(31) {
+        0..=4 | 27..=30 => {
+            let mut c = format!("ZADD {key}");
+            for opt in ["NX", "XX", "GT", "LT", "CH"] {
+                if rng.chance(12) {
+                    c += &format!(" {opt}");
+                }
+            }
+            if rng.chance(10) {
+                c += &format!(" INCR {} {}", rng.pick(SCORES), member(rng));
+            } else {
+                for _ in 0..1 + rng.below(10) {
+                    c += &format!(" {} {}", rng.pick(SCORES), member(rng));
+                }
+            }
+            c
+        }
+        5 => format!("ZINCRBY {key} {} {}", rng.pick(SCORES), member(rng)),
+        6 => format!("ZREM {key} {} {}", member(rng), member(rng)),
+        7 => format!("ZRANGE {key} {} {}{}", rank(rng), rank(rng), ws(rng)),
+        8 => format!("ZREVRANGE {key} {} {}{}", rank(rng), rank(rng), ws(rng)),
+        9 => format!(
+            "ZRANGEBYSCORE {key} {} {}{}{}",
+            rng.pick(BOUNDS),
+            rng.pick(BOUNDS),
+            ws(rng),
+            limit(rng)
+        ),
+        10 => format!(
+            "ZREVRANGEBYSCORE {key} {} {}{}{}",
+            rng.pick(BOUNDS),
+            rng.pick(BOUNDS),
+            ws(rng),
+            limit(rng)
+        ),
+        11 => format!(
+            "ZRANGE {key} {} {} BYSCORE{}{}{}",
+            rng.pick(BOUNDS),
+            rng.pick(BOUNDS),
+            if rng.chance(50) { " REV" } else { "" },
+            limit(rng),
+            ws(rng)
+        ),
+        12 => format!("ZCOUNT {key} {} {}", rng.pick(BOUNDS), rng.pick(BOUNDS)),
+        13 => format!("ZRANK {key} {}", member(rng)),
+        14 => format!("ZREVRANK {key} {}", member(rng)),
+        15 => format!("ZMSCORE {key} {} {}", member(rng), member(rng)),
+        16 if rng.chance(50) => format!("ZREMRANGEBYRANK {key} {} {}", rank(rng), rank(rng)),
+        16 => format!(
+            "ZREMRANGEBYSCORE {key} {} {}",
+            rng.pick(BOUNDS),
+            rng.pick(BOUNDS)
+        ),
+        17 => format!("ZRANGE {key} 0 -1 WITHSCORES"),
+        18 => format!(
+            "{} {key} {}",
+            rng.pick(&["ZPOPMIN", "ZPOPMAX"]),
+            rng.below(4)
+        ),
+        19 => format!(
+            "ZMPOP 2 {key} {} {} COUNT {}",
+            rng.pick(KEYS),
+            rng.pick(&["MIN", "MAX"]),
+            1 + rng.below(3)
+        ),
+        20 | 21 => {
+            let op = rng.pick(&[
+                "ZUNION",
+                "ZINTER",
+                "ZDIFF",
+                "ZUNIONSTORE",
+                "ZINTERSTORE",
+                "ZDIFFSTORE",
+            ]);
+            let n = 1 + rng.below(3);
+            let mut c = op.to_string();
+            if op.ends_with("STORE") {
+                c += &format!(" {}", rng.pick(&["dst", "dst", "dst", "k3"]));
+            }
+            c += &format!(" {n}");
+            for _ in 0..n {
+                c += &format!(" {}", rng.pick(KEYS));
+            }
+            if !op.starts_with("ZDIFF") {
+                if rng.chance(40) {
+                    c += " WEIGHTS";
+                    for _ in 0..n {
+                        c += &format!(" {}", rng.pick(&["1", "2", "-1", "0.5", "0"]));
+                    }
+                }
+                if rng.chance(40) {
+                    c += &format!(" AGGREGATE {}", rng.pick(&["SUM", "MIN", "MAX"]));
+                }
+            }
+            if !op.ends_with("STORE") && rng.chance(60) {
+                c += " WITHSCORES";
+            }
+            c
+        }
+        22 => format!(
+            "ZINTERCARD 2 {key} {} LIMIT {}",
+            rng.pick(KEYS),
+            rng.below(4)
+        ),
+        23 => format!(
+            "ZRANGESTORE {} {key} {} {} BYSCORE{}",
+            rng.pick(&["dst", "dst", "k3"]),
+            rng.pick(BOUNDS),
+            rng.pick(BOUNDS),
+            limit(rng)
+        ),
+        24 => {
+            // Lex commands on a set whose scores are all equal (lex order is only defined then).
+            let m = member(rng);
+            match rng.below(6) {
+                0 | 1 => format!("ZADD lex 0 {m} 0 {}", member(rng)),
+                2 => format!(
+                    "ZRANGEBYLEX lex {} {}{}",
+                    rng.pick(LEX),
+                    rng.pick(LEX),
+                    limit(rng)
+                ),
+                3 => format!(
+                    "ZREVRANGEBYLEX lex {} {}{}",
+                    rng.pick(LEX),
+                    rng.pick(LEX),
+                    limit(rng)
+                ),
+                4 => format!("ZLEXCOUNT lex {} {}", rng.pick(LEX), rng.pick(LEX)),
+                _ => format!("ZREMRANGEBYLEX lex {} {}", rng.pick(LEX), rng.pick(LEX)),
+            }
+        }
+        25 => "ZRANGE dst 0 -1 WITHSCORES".to_string(),
+        _ => format!("{} {key}", rng.pick(&["ZCARD", "OBJECT ENCODING", "TYPE"])),
+    }
+}
+
+/// Random command sequences, the same on both servers, with small encoding thresholds so sets
+/// convert mid-run: every reply must match.
+#[test]
+fn random_sequences_match_redis() {
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for seed in 1..=8u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut case = vec![
+            "CONFIG SET zset-max-listpack-entries 24".to_string(),
+            "CONFIG SET zset-max-listpack-value 3".to_string(),
+        ];
+        if seed % 2 == 0 {
+            case.insert(0, "HELLO 3".to_string());
+        }
+        for _ in 0..2000 {
+            case.push(random_command(&mut rng));
+        }
+        cases.push(case);
+    }
+    let lines: Vec<Vec<&str>> = cases
+        .iter()
+        .map(|c| c.iter().map(|s| s.as_str()).collect())
+        .collect();
+    let refs: Vec<&[&str]> = lines.iter().map(|v| v.as_slice()).collect();
+    let replies = compare(&refs);
+    // The sequences must exercise real data, not mostly errors and empty replies.
+    let errors = replies.iter().filter(|r| r.starts_with(b"-")).count();
+    let empty = replies
+        .iter()
+        .filter(|r| *r == b"*0\r\n" || *r == b":0\r\n")
+        .count();
+    let long = replies.iter().filter(|r| r.len() > 60).count();
+    assert!(errors * 10 < replies.len(), "{errors} errors");
+    assert!(empty * 3 < replies.len(), "{empty} empty replies");
+    eprintln!(
+        "{} replies: {errors} errors, {empty} empty, {long} long",
+        replies.len()
+    );
+    assert!(long * 10 > replies.len(), "only {long} substantial replies");
+    let converted = replies
+        .iter()
+        .filter(|r| *r == b"$8\r\nskiplist\r\n")
+        .count();
+    assert!(converted > 0, "no set ever converted to skiplist");
 }
