@@ -383,6 +383,19 @@ fn lex_ranges() {
         "ZRANGE z 0 1 BYLEX",
         "ZRANGEBYLEX nokey - +",
         "ZRANGEBYLEX nokey a b",
+        // Mixed scores in a listpack: Redis walks it linearly.
+        "ZADD mixed 1 c 2 a 3 b 4 e 5 d",
+        "ZRANGEBYLEX mixed [b +",
+        "ZRANGEBYLEX mixed [b [d",
+        "ZRANGEBYLEX mixed - [b",
+        "ZREVRANGEBYLEX mixed [d [b",
+        "ZREVRANGEBYLEX mixed + [c",
+        "ZLEXCOUNT mixed [b [d",
+        "ZLEXCOUNT mixed [b +",
+        "ZLEXCOUNT mixed (a (e",
+        "ZRANGE mixed [b [d BYLEX LIMIT 1 2",
+        "ZREMRANGEBYLEX mixed [b [d",
+        "ZRANGE mixed 0 -1",
         "SET s v",
         "ZRANGEBYLEX s - +",
     ]]);
@@ -1336,4 +1349,69 @@ fn random_sequences_match_redis() {
         .filter(|r| *r == b"$8\r\nskiplist\r\n")
         .count();
     assert!(converted > 0, "no set ever converted to skiplist");
+}
+
+/// Reads count as keyspace hits or misses exactly where redis-server counts them.
+#[test]
+fn keyspace_hits_and_misses_match_redis() {
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    let stat = |c: &mut Raw| -> (String, String) {
+        let info = String::from_utf8(c.cmd_str("INFO stats")).unwrap();
+        let get = |name: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                .unwrap()
+                .to_string()
+        };
+        (get("keyspace_hits"), get("keyspace_misses"))
+    };
+    let lines = [
+        "ZSCORE z a",
+        "ZSCORE n a",
+        "ZMSCORE z a",
+        "ZMSCORE n a",
+        "ZCARD z",
+        "ZCARD n",
+        "ZCOUNT z 0 1",
+        "ZCOUNT n 0 1",
+        "ZLEXCOUNT z - +",
+        "ZRANGE z 0 -1",
+        "ZRANGE n 0 -1",
+        "ZRANGEBYSCORE z 0 1",
+        "ZRANGESTORE d z 0 -1",
+        "ZRANGESTORE d n 0 -1",
+        "ZRANK z a",
+        "ZRANK n a",
+        "ZREVRANK z a",
+        "ZREM z x",
+        "ZREM n x",
+        "ZUNION 2 z n",
+        "ZUNIONSTORE d 2 z n",
+        "ZINTERSTORE d 2 z n",
+        "ZDIFF 2 z n",
+        "ZINTERCARD 2 z n",
+        "ZPOPMIN n",
+        "ZMPOP 2 n z MIN",
+        "ZRANDMEMBER z",
+        "ZRANDMEMBER n",
+        "ZRANDMEMBER z 2",
+        "ZSCAN z 0",
+        "ZSCAN n 0",
+        "ZREMRANGEBYRANK z 0 0",
+        "ZREMRANGEBYRANK n 0 0",
+        "ZINCRBY n 1 a",
+        "ZADD z 9 q",
+    ];
+    let mut rc = r.raw();
+    let mut gc = g.raw();
+    for line in lines {
+        for c in [&mut rc, &mut gc] {
+            c.cmd_str("ZADD z 1 a 2 b 3 c");
+            c.cmd_str("DEL n");
+            c.cmd_str("CONFIG RESETSTAT");
+            c.cmd_str(line);
+        }
+        assert_eq!(stat(&mut gc), stat(&mut rc), "{line}");
+    }
 }

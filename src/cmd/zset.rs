@@ -297,7 +297,7 @@ fn zlexcount(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn count_generic(ctx: &mut Ctx, args: Args, range: Range) -> CmdResult {
     let db = &mut ctx.srv.dbs[ctx.db];
     let n = read(db, &args[1])?.map_or(0, |z| z.count_in(&range));
-    ctx.out.int(n as i64);
+    ctx.out.int(n);
     Ok(())
 }
 
@@ -919,12 +919,7 @@ fn setop_generic(
     // Type checks (and lazy expiry, hit/miss counts) come before the options, as in Redis.
     let db = &mut ctx.srv.dbs[ctx.db];
     for k in &keys {
-        let e = if dst.is_some() {
-            db.lookup_mut(k)
-        } else {
-            db.lookup(k)
-        };
-        if let Some(e) = e {
+        if let Some(e) = db.lookup(k) {
             if !matches!(e.val, Value::ZSet(_) | Value::Set(_)) {
                 return Err(WRONGTYPE.into());
             }
