@@ -106,6 +106,17 @@ pub fn fmt_g17(d: f64) -> String {
     }
 }
 
+/// A score as a Redis 7.0 listpack stores it (its `d2string`), which is what ZSCAN returns for a
+/// listpack-encoded sorted set: integers up to 2^62 in magnitude as integers (so `-0` is `0`), the
+/// rest as `%.17g`.
+pub fn fmt_listpack_score(d: f64) -> String {
+    const LIMIT: f64 = (i64::MAX / 2) as f64;
+    if d.is_finite() && d.fract() == 0.0 && (-LIMIT..=LIMIT).contains(&d) {
+        return (d as i64).to_string();
+    }
+    fmt_g17(d)
+}
+
 pub enum IncrFloatError {
     NotFloat,
     NanOrInfinity,
@@ -239,6 +250,25 @@ mod tests {
         assert_eq!(fmt_g17(123456789.0), "123456789");
         assert_eq!(fmt_g17(0.00001), "1.0000000000000001e-05");
         assert_eq!(fmt_g17(-2.0), "-2");
+    }
+
+    #[test]
+    fn listpack_scores() {
+        assert_eq!(fmt_listpack_score(-0.0), "0");
+        assert_eq!(
+            fmt_listpack_score(123456789012345678.0),
+            "123456789012345680"
+        );
+        assert_eq!(
+            fmt_listpack_score(4611686018427387904.0),
+            "4611686018427387904"
+        );
+        assert_eq!(
+            fmt_listpack_score(4611686018427388928.0),
+            "4.6116860184273889e+18"
+        );
+        assert_eq!(fmt_listpack_score(0.5), "0.5");
+        assert_eq!(fmt_listpack_score(f64::INFINITY), "inf");
     }
 
     #[test]

@@ -1,48 +1,10 @@
 //! Scripting against real Redis: the same EVAL/EVALSHA/SCRIPT sequences on Debian's redis-server and
 //! on Goblin Core, replies compared byte for byte (conversions both ways, errors and their wording,
-//! pcall, the sandbox, the libraries, shebang flags, read-only runs, RESP3).
+//! pcall, the sandbox, the libraries, shebang flags, read-only runs, RESP3). Each case starts on
+//! a fresh connection after FLUSHALL (`tests/common`'s `compare`).
 
 mod common;
-use common::{goblin, redis, show};
-
-/// Runs each case's lines on both servers (fresh connection, after FLUSHALL and SCRIPT FLUSH) and
-/// compares every reply.
-fn compare(cases: &[&[&str]]) {
-    let r = redis(&[]);
-    let g = goblin(&[]);
-    let mut failures = Vec::new();
-    for case in cases {
-        let mut rc = r.raw();
-        let mut gc = g.raw();
-        for c in [&mut rc, &mut gc] {
-            c.cmd_str("FLUSHALL");
-            c.cmd_str("SCRIPT FLUSH");
-        }
-        for line in *case {
-            // `~` marks a command whose reply legitimately differs (HELLO's client id).
-            if let Some(line) = line.strip_prefix('~') {
-                rc.cmd_str(line);
-                gc.cmd_str(line);
-                continue;
-            }
-            let want = rc.cmd_str(line);
-            let got = gc.cmd_str(line);
-            if want != got {
-                failures.push(format!(
-                    "{line}\n    redis:  {}\n    goblin: {}",
-                    show(&want),
-                    show(&got)
-                ));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
+use common::{compare, goblin, show};
 
 #[test]
 fn lua_to_resp_conversions() {
@@ -257,6 +219,7 @@ fn bit_library() {
 #[test]
 fn script_cache_commands() {
     compare(&[&[
+        "#SCRIPT FLUSH",
         "SCRIPT LOAD \"return 'loaded'\"",
         "EVALSHA 6d3b8f9c9b6d4e21d1b8bcbd6b0bd5db6b7d1b9c 0",
         "EVALSHA b0ff9d11cae6d6b2bfd59bb3c2ac5ec6bee2dd3c 0",
@@ -314,7 +277,7 @@ fn shebang_flags_and_read_only_runs() {
 fn resp3_conversions() {
     compare(&[
         &[
-            "~HELLO 3",
+            "#HELLO 3",
             "SET s v",
             "EVAL \"return true\" 0",
             "EVAL \"return false\" 0",

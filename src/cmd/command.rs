@@ -32,6 +32,7 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "list" => Some("@list"),
         "hash" => Some("@hash"),
         "set" => Some("@set"),
+        "sorted-set" => Some("@sortedset"),
         "scripting" => Some("@scripting"),
         _ => None,
     };

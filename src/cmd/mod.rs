@@ -21,6 +21,7 @@ pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod string;
+pub mod zset;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -328,6 +329,7 @@ fn families() -> &'static [&'static [Command]] {
         connection::COMMANDS,
         server::COMMANDS,
         command::COMMANDS,
+        zset::COMMANDS,
         scripting::COMMANDS,
     ]
 }
@@ -480,6 +482,7 @@ mod tests {
             include_str!("scripting.rs"),
             include_str!("hash.rs"),
             include_str!("set.rs"),
+            include_str!("zset.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

@@ -4,6 +4,7 @@
 
 use super::{Args, CmdError};
 use crate::resp::reply::{NOT_FLOAT, NOT_INT, SYNTAX};
+use crate::store::zset::{LexBound, Range, ScoreBound};
 use crate::util::{parse_f64, parse_i64};
 
 /// An integer argument, or `ERR value is not an integer or out of range`.
@@ -44,14 +45,27 @@ pub fn seconds_f(arg: &[u8], negative_msg: &'static str) -> Result<f64, CmdError
     Ok(s)
 }
 
-/// A SCAN-family cursor: an unsigned 64-bit number, or `ERR invalid cursor`.
-/// Parsed as Redis's `parseScanCursorOrReply` does (an unsigned decimal).
+/// A SCAN-family cursor, or `ERR invalid cursor`: read by C's `strtoul` as Redis's
+/// `parseScanCursorOrReply` does (so `-1` wraps to the largest cursor and `+5` is 5), refusing a
+/// leading space, trailing garbage and overflow.
 pub fn cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    std::str::from_utf8(arg)
-        .ok()
-        .filter(|s| !s.starts_with(|c: char| c.is_ascii_whitespace()))
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| "ERR invalid cursor".into())
+    let mut buf = Vec::with_capacity(arg.len() + 1);
+    buf.extend_from_slice(arg);
+    buf.push(0);
+    let mut end: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: `buf` is NUL-terminated and outlives the call; `end` points into it afterwards.
+    let (v, stop, erange) = unsafe {
+        *libc::__errno_location() = 0;
+        let v = libc::strtoul(buf.as_ptr() as *const libc::c_char, &mut end, 10);
+        (v, *end as u8, *libc::__errno_location() == libc::ERANGE)
+    };
+    let space = arg
+        .first()
+        .is_some_and(|&c| c.is_ascii_whitespace() || c == 0x0b);
+    if space || stop != 0 || erange {
+        return Err("ERR invalid cursor".into());
+    }
+    Ok(v)
 }
 
 /// The arguments shared by SCAN, HSCAN, SSCAN and ZSCAN.
@@ -160,4 +174,85 @@ fn parse_hex_float(arg: &[u8]) -> Option<f64> {
     }
     let v = v * 2f64.powi(exp);
     Some(if neg { -v } else { v })
+}
+
+/// C's `strtod` on `arg` (NUL-terminated copy): the value and how many bytes it consumed, with
+/// whether it over- or underflowed (`ERANGE`). Redis parses scores this way, so hex floats, `inf`,
+/// `infinity` and denormals behave exactly as in redis-server.
+fn strtod(arg: &[u8]) -> (f64, usize, bool) {
+    let mut buf = Vec::with_capacity(arg.len() + 1);
+    buf.extend_from_slice(arg);
+    buf.push(0);
+    let mut end: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: `buf` is NUL-terminated and outlives the call; `end` points into it afterwards.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let v = libc::strtod(buf.as_ptr() as *const libc::c_char, &mut end);
+        let erange = *libc::__errno_location() == libc::ERANGE;
+        let used = end.offset_from(buf.as_ptr() as *const libc::c_char) as usize;
+        (v, used, erange)
+    }
+}
+
+/// A double as Redis's `getDoubleFromObject` reads it (ZADD scores, ZINCRBY increments, WEIGHTS):
+/// the whole argument, no leading space, no overflow or underflow to zero, never NaN. `msg` is the
+/// error otherwise.
+pub fn double_or(arg: &[u8], msg: &'static str) -> Result<f64, CmdError> {
+    let (v, used, erange) = strtod(arg);
+    let bad = arg.is_empty()
+        || arg[0].is_ascii_whitespace()
+        || arg[0] == 0x0b
+        || used != arg.len()
+        || (erange && (v.is_infinite() || v == 0.0))
+        || v.is_nan();
+    if bad {
+        Err(msg.into())
+    } else {
+        Ok(v)
+    }
+}
+
+/// A score argument: `double_or` with `ERR value is not a valid float`.
+pub fn score(arg: &[u8]) -> Result<f64, CmdError> {
+    double_or(arg, NOT_FLOAT)
+}
+
+/// One end of a score range, as Redis's `zslParseRange`: `(` makes it exclusive; the rest is read
+/// by `strtod` up to the end or an embedded NUL (so an empty string is 0), and NaN is refused.
+fn score_bound(arg: &[u8]) -> Option<ScoreBound> {
+    let (exclusive, num) = match arg.first() {
+        Some(b'(') => (true, &arg[1..]),
+        _ => (false, arg),
+    };
+    let (value, used, _) = strtod(num);
+    let stop = num.get(used).copied().unwrap_or(0);
+    (stop == 0 && !value.is_nan()).then_some(ScoreBound { value, exclusive })
+}
+
+/// `min max` of ZRANGEBYSCORE, ZCOUNT, ...; `ERR min or max is not a float` otherwise.
+pub fn score_range(min: &[u8], max: &[u8]) -> Result<Range, CmdError> {
+    match (score_bound(min), score_bound(max)) {
+        (Some(a), Some(b)) => Ok(Range::Score(a, b)),
+        _ => Err("ERR min or max is not a float".into()),
+    }
+}
+
+/// One end of a lex range, as Redis's `zslParseLexRangeItem`: `-`, `+`, `[member`, `(member`.
+fn lex_bound(arg: &[u8]) -> Option<LexBound> {
+    let alone = arg.get(1).is_none_or(|&c| c == 0);
+    match arg.first()? {
+        b'+' if alone => Some(LexBound::Max),
+        b'-' if alone => Some(LexBound::Min),
+        b'(' => Some(LexBound::Excl(arg[1..].to_vec())),
+        b'[' => Some(LexBound::Incl(arg[1..].to_vec())),
+        _ => None,
+    }
+}
+
+/// `min max` of ZRANGEBYLEX, ZLEXCOUNT, ...; `ERR min or max not valid string range item` otherwise.
+pub fn lex_range(min: &[u8], max: &[u8]) -> Result<Range, CmdError> {
+    match (lex_bound(min), lex_bound(max)) {
+        (Some(a), Some(b)) => Ok(Range::Lex(a, b)),
+        _ => Err("ERR min or max not valid string range item".into()),
+    }
 }

@@ -1,0 +1,1377 @@
+//! Sorted sets (Redis's t_zset.c): ZADD and ZINCRBY, reads by member, rank, score and lex range, the
+//! range removals, pops, the ZUNION/ZINTER/ZDIFF algebra, ZRANDMEMBER and ZSCAN.
+//!
+//! Generic helpers serve the families as in Redis: `zadd_generic` (ZADD, ZINCRBY), `range_generic`
+//! (ZRANGE, ZRANGESTORE, ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX), `remrange_generic`
+//! (ZREMRANGEBY*), `setop_generic` (ZUNION[STORE], ZINTER[STORE], ZDIFF[STORE], ZINTERCARD) and
+//! `pop_generic` (ZPOPMIN, ZPOPMAX, ZMPOP, and the blocking pops built on it elsewhere).
+
+use std::collections::{HashMap, HashSet};
+
+use super::parse::{
+    cursor, double_or, int, int_or, is, lex_range, positive, scan_args, score, score_range,
+    ScanArgs,
+};
+use super::{Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, MOVABLEKEYS, READONLY, WRITE};
+use crate::resp::reply::{Reply, NOT_INT, SYNTAX, WRONGTYPE};
+use crate::store::zset::{Limits, NodeId, Range};
+use crate::store::{glob, Db, Entry, Set, Value, ZSet, NO_EXPIRE};
+use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
+
+const GROUP: &str = "sorted-set";
+
+const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
+
+/// The encoding thresholds from the configuration.
+fn limits(ctx: &Ctx) -> Limits {
+    Limits {
+        entries: ctx.srv.config.zset_max_listpack_entries.max(0) as usize,
+        value: ctx.srv.config.zset_max_listpack_value.max(0) as usize,
+    }
+}
+
+fn as_zset(e: &mut Entry) -> Result<&mut ZSet, CmdError> {
+    match &mut e.val {
+        Value::ZSet(z) => Ok(z),
+        _ => Err(WRONGTYPE.into()),
+    }
+}
+
+/// A sorted set for reading: `Ok(None)` if absent, WRONGTYPE for another type.
+fn read<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
+    db.lookup(key).map(as_zset).transpose()
+}
+
+/// A sorted set for writing (no hit/miss accounting).
+fn write<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
+    db.lookup_mut(key).map(as_zset).transpose()
+}
+
+/// Deletes `key` if its sorted set became empty (Redis deletes empty aggregates).
+fn drop_if_empty(db: &mut Db, key: &[u8]) {
+    if matches!(db.lookup_mut(key), Some(Entry { val: Value::ZSet(z), .. }) if z.is_empty()) {
+        db.remove(key);
+    }
+}
+
+/// Members (and with `withscores` their scores) as Redis replies a range: a flat array in RESP2,
+/// `[member, score]` pairs in RESP3.
+fn reply_members(
+    out: &mut Reply,
+    items: impl ExactSizeIterator<Item = (Vec<u8>, f64)>,
+    withscores: bool,
+) {
+    let n = items.len();
+    out.array(if withscores && !out.resp3 { 2 * n } else { n });
+    for (m, s) in items {
+        if withscores && out.resp3 {
+            out.array(2);
+        }
+        out.bulk(&m);
+        if withscores {
+            out.double(s);
+        }
+    }
+}
+
+/// `reply_members` for nodes of `z`.
+fn reply_nodes(out: &mut Reply, z: &ZSet, ids: &[NodeId], withscores: bool) {
+    let n = ids.len();
+    out.array(if withscores && !out.resp3 { 2 * n } else { n });
+    for &id in ids {
+        let (m, s) = z.get(id);
+        if withscores && out.resp3 {
+            out.array(2);
+        }
+        out.bulk(m);
+        if withscores {
+            out.double(s);
+        }
+    }
+}
+
+/// ZADD's and ZINCRBY's options.
+#[derive(Default)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+/// ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]
+///
+/// # Format
+/// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]` — the number of members
+/// added (with CH: added or changed); with INCR the member's new score, or nil if not applied.
+fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zadd_generic(ctx, args, false)
+}
+
+/// ZINCRBY key increment member
+///
+/// # Format
+/// `ZINCRBY key increment member` — the member's new score (created at `increment` if absent).
+fn zincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zadd_generic(ctx, args, true)
+}
+
+/// Redis's `zaddGenericCommand`: ZADD, and ZINCRBY as ZADD INCR.
+fn zadd_generic(ctx: &mut Ctx, args: Args, zincrby: bool) -> CmdResult {
+    let mut f = AddFlags {
+        incr: zincrby,
+        ..AddFlags::default()
+    };
+    let mut at = 2;
+    while !zincrby && at < args.len() {
+        let opt = &args[at];
+        if is(opt, "nx") {
+            f.nx = true;
+        } else if is(opt, "xx") {
+            f.xx = true;
+        } else if is(opt, "ch") {
+            f.ch = true;
+        } else if is(opt, "incr") {
+            f.incr = true;
+        } else if is(opt, "gt") {
+            f.gt = true;
+        } else if is(opt, "lt") {
+            f.lt = true;
+        } else {
+            break;
+        }
+        at += 1;
+    }
+    let elements = args.len() - at;
+    if elements % 2 != 0 || elements == 0 {
+        return Err(SYNTAX.into());
+    }
+    let elements = elements / 2;
+    if f.nx && f.xx {
+        return Err("ERR XX and NX options at the same time are not compatible".into());
+    }
+    if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
+        return Err("ERR GT, LT, and/or NX options at the same time are not compatible".into());
+    }
+    if f.incr && elements > 1 {
+        return Err("ERR INCR option supports a single increment-element pair".into());
+    }
+    let scores = (0..elements)
+        .map(|j| score(&args[at + 2 * j]))
+        .collect::<Result<Vec<f64>, _>>()?;
+    let lim = limits(ctx);
+    let key = &args[1];
+    let db = &mut ctx.srv.dbs[ctx.db];
+    if write(db, key)?.is_none() {
+        if f.xx {
+            if f.incr {
+                ctx.out.null();
+            } else {
+                ctx.out.int(0);
+            }
+            return Ok(());
+        }
+        let listpack = lim.entries != 0 && args[at + 1].len() <= lim.value;
+        db.set(
+            key,
+            Value::ZSet(Box::new(ZSet::new(listpack))),
+            Some(NO_EXPIRE),
+        );
+    }
+    let z = write(db, key)?.expect("present");
+    let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
+    let mut last = 0.0;
+    let mut nan = false;
+    for (j, &sc) in scores.iter().enumerate() {
+        let member = &args[at + 2 * j + 1];
+        match z.score(member) {
+            Some(_) if f.nx => {}
+            Some(cur) => {
+                let mut s = sc;
+                if f.incr {
+                    s += cur;
+                    if s.is_nan() {
+                        nan = true;
+                        break;
+                    }
+                }
+                if (f.lt && s >= cur) || (f.gt && s <= cur) {
+                    continue;
+                }
+                last = s;
+                processed += 1;
+                if s != cur {
+                    z.update(member, s);
+                    updated += 1;
+                }
+            }
+            None if !f.xx => {
+                z.insert(member, sc, lim);
+                last = sc;
+                added += 1;
+                processed += 1;
+            }
+            None => {}
+        }
+    }
+    ctx.srv.dirty += (added + updated) as u64;
+    if added + updated > 0 {
+        ctx.signal_modified(key);
+    }
+    if nan {
+        return Err(NAN_SCORE.into());
+    }
+    if f.incr {
+        if processed > 0 {
+            ctx.out.double(last);
+        } else {
+            ctx.out.null();
+        }
+    } else {
+        ctx.out.int(if f.ch { added + updated } else { added });
+    }
+    Ok(())
+}
+
+/// ZSCORE key member
+///
+/// # Format
+/// `ZSCORE key member` — the score (a double), or nil.
+fn zscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    match read(db, &args[1])?.and_then(|z| z.score(&args[2])) {
+        Some(s) => ctx.out.double(s),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+/// ZMSCORE key member [member ...]
+///
+/// # Format
+/// `ZMSCORE key member [member ...]` — each member's score, or nil for a missing one.
+fn zmscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let z = read(db, &args[1])?;
+    ctx.out.array(args.len() - 2);
+    for m in args.tail(2).iter() {
+        match z.as_ref().and_then(|z| z.score(m)) {
+            Some(s) => ctx.out.double(s),
+            None => ctx.out.null(),
+        }
+    }
+    Ok(())
+}
+
+/// ZCARD key
+///
+/// # Format
+/// `ZCARD key` — the number of members (0 if absent).
+fn zcard(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let n = read(db, &args[1])?.map_or(0, |z| z.len());
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+/// ZCOUNT key min max
+///
+/// # Format
+/// `ZCOUNT key min max` — how many members have a score in the range (`(` excludes, `-inf`/`+inf`).
+fn zcount(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let range = score_range(&args[2], &args[3])?;
+    count_generic(ctx, args, range)
+}
+
+/// ZLEXCOUNT key min max
+///
+/// # Format
+/// `ZLEXCOUNT key min max` — how many members are in the lex range (`[a`, `(a`, `-`, `+`).
+fn zlexcount(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let range = lex_range(&args[2], &args[3])?;
+    count_generic(ctx, args, range)
+}
+
+fn count_generic(ctx: &mut Ctx, args: Args, range: Range) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let n = read(db, &args[1])?.map_or(0, |z| z.count_in(&range));
+    ctx.out.int(n);
+    Ok(())
+}
+
+/// ZRANK key member
+///
+/// # Format
+/// `ZRANK key member` — the 0-based rank in ascending score order, or nil.
+fn zrank(ctx: &mut Ctx, args: Args) -> CmdResult {
+    rank_generic(ctx, args, false)
+}
+
+/// ZREVRANK key member
+///
+/// # Format
+/// `ZREVRANK key member` — the 0-based rank in descending score order, or nil.
+fn zrevrank(ctx: &mut Ctx, args: Args) -> CmdResult {
+    rank_generic(ctx, args, true)
+}
+
+fn rank_generic(ctx: &mut Ctx, args: Args, rev: bool) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let rank = read(db, &args[1])?.and_then(|z| {
+        let r = z.rank(&args[2])?;
+        Some(if rev { z.len() - 1 - r } else { r })
+    });
+    match rank {
+        Some(r) => ctx.out.int(r as i64),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+/// ZREM key member [member ...]
+///
+/// # Format
+/// `ZREM key member [member ...]` — how many members were removed.
+fn zrem(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let key = &args[1];
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let Some(z) = write(db, key)? else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    let removed = args
+        .tail(2)
+        .iter()
+        .filter(|m| z.remove(m).is_some())
+        .count();
+    drop_if_empty(db, key);
+    if removed > 0 {
+        ctx.signal_modified(key);
+        ctx.srv.dirty += removed as u64;
+    }
+    ctx.out.int(removed as i64);
+    Ok(())
+}
+
+/// What a range command selects: ranks (`start stop`) or a score/lex range.
+enum Select {
+    Rank(i64, i64),
+    Range(Range),
+}
+
+/// The nodes a range selects, in reply order: Redis's `genericZrangebyrankCommand`,
+/// `genericZrangebyscoreCommand` and `genericZrangebylexCommand`. `limit` < 0 means no limit; a
+/// negative `offset` selects nothing, as in Redis.
+fn select(z: &ZSet, sel: &Select, rev: bool, offset: i64, limit: i64) -> Vec<NodeId> {
+    let len = z.len() as i64;
+    let mut ids = Vec::new();
+    match sel {
+        Select::Rank(start, end) => {
+            let (mut start, mut end) = (*start, *end);
+            if start < 0 {
+                start += len;
+            }
+            if end < 0 {
+                end += len;
+            }
+            start = start.max(0);
+            if start > end || start >= len {
+                return ids;
+            }
+            end = end.min(len - 1);
+            let n = (end - start + 1) as usize;
+            ids.reserve(n);
+            let first = if rev { len - 1 - start } else { start };
+            let mut cur = z.at_rank(first as usize);
+            while let Some(id) = cur {
+                if ids.len() == n {
+                    break;
+                }
+                ids.push(id);
+                cur = if rev { z.prev(id) } else { z.next(id) };
+            }
+        }
+        Select::Range(range) => {
+            if offset > 0 && offset >= len {
+                return ids;
+            }
+            let mut cur = if rev {
+                z.last_in(range)
+            } else {
+                z.first_in(range)
+            };
+            if offset < 0 {
+                return ids;
+            }
+            if offset > 0 {
+                // Skipping is by rank, without checking the range (as Redis's skip loop).
+                cur = cur.and_then(|id| {
+                    let r = z.rank_of_node(id) as i64;
+                    let t = if rev { r - offset } else { r + offset };
+                    (0..len)
+                        .contains(&t)
+                        .then(|| z.at_rank(t as usize))
+                        .flatten()
+                });
+            }
+            let mut left = limit;
+            while let Some(id) = cur {
+                if left == 0 {
+                    break;
+                }
+                let (m, s) = z.get(id);
+                let inside = if rev {
+                    range.above_min(s, m)
+                } else {
+                    range.below_max(s, m)
+                };
+                if !inside {
+                    break;
+                }
+                ids.push(id);
+                left -= 1;
+                cur = if rev { z.prev(id) } else { z.next(id) };
+            }
+        }
+    }
+    ids
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum RangeKind {
+    Auto,
+    Rank,
+    Score,
+    Lex,
+}
+
+/// Redis's `zrangeGenericCommand`: the key is `args[at]`, then `min max` and options. `store`
+/// holds ZRANGESTORE's destination.
+fn range_generic(
+    ctx: &mut Ctx,
+    args: Args,
+    at: usize,
+    store: Option<&[u8]>,
+    mut kind: RangeKind,
+    rev: Option<bool>,
+) -> CmdResult {
+    let key = &args[at];
+    let (mut minidx, mut maxidx) = (at + 1, at + 2);
+    let mut withscores = false;
+    let (mut offset, mut limit) = (0i64, -1i64);
+    let mut direction = rev;
+    let mut j = at + 3;
+    while j < args.len() {
+        let left = args.len() - j - 1;
+        let a = &args[j];
+        if store.is_none() && is(a, "withscores") {
+            withscores = true;
+        } else if is(a, "limit") && left >= 2 {
+            offset = int(&args[j + 1])?;
+            limit = int(&args[j + 2])?;
+            j += 2;
+        } else if direction.is_none() && is(a, "rev") {
+            direction = Some(true);
+        } else if kind == RangeKind::Auto && is(a, "bylex") {
+            kind = RangeKind::Lex;
+        } else if kind == RangeKind::Auto && is(a, "byscore") {
+            kind = RangeKind::Score;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        j += 1;
+    }
+    let rev = direction.unwrap_or(false);
+    if kind == RangeKind::Auto {
+        kind = RangeKind::Rank;
+    }
+    if limit != -1 && kind == RangeKind::Rank {
+        return Err(
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+                .into(),
+        );
+    }
+    if withscores && kind == RangeKind::Lex {
+        return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX".into());
+    }
+    if rev && kind != RangeKind::Rank {
+        std::mem::swap(&mut minidx, &mut maxidx);
+    }
+    let sel = match kind {
+        RangeKind::Score => Select::Range(score_range(&args[minidx], &args[maxidx])?),
+        RangeKind::Lex => Select::Range(lex_range(&args[minidx], &args[maxidx])?),
+        _ => Select::Rank(int(&args[minidx])?, int(&args[maxidx])?),
+    };
+    let lim = limits(ctx);
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let z = read(db, key)?;
+    let Some(dst) = store else {
+        match z {
+            None => ctx.out.array(0),
+            Some(z) => {
+                let ids = select(z, &sel, rev, offset, limit);
+                reply_nodes(ctx.out, z, &ids, withscores);
+            }
+        }
+        return Ok(());
+    };
+    let result = z.map(|z| {
+        let ids = select(z, &sel, rev, offset, limit);
+        let max_len = ids.iter().map(|&id| z.get(id).0.len()).max().unwrap_or(0);
+        let mut out = ZSet::for_result(ids.len(), max_len, lim);
+        for &id in &ids {
+            let (m, s) = z.get(id);
+            out.insert(m, s, lim);
+        }
+        out
+    });
+    store_result(ctx, dst, result.unwrap_or_default());
+    Ok(())
+}
+
+/// Stores a store command's result at `dst` and replies its size; an empty result deletes `dst`
+/// (Redis's `zrangeResultFinalizeStore` and the end of `zunionInterDiffGenericCommand`).
+fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet) {
+    let n = z.len();
+    let db = ctx.db();
+    if n > 0 {
+        db.set(dst, Value::ZSet(Box::new(z)), Some(NO_EXPIRE));
+        ctx.signal_modified(dst);
+        ctx.srv.dirty += 1;
+    } else if db.remove(dst).is_some() {
+        ctx.signal_modified(dst);
+        ctx.srv.dirty += 1;
+    }
+    ctx.out.int(n as i64);
+}
+
+/// ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+///
+/// # Format
+/// `ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]` — the members
+/// in the range (by rank unless BYSCORE/BYLEX); WITHSCORES adds scores (pairs in RESP3).
+fn zrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, args, 1, None, RangeKind::Auto, None)
+}
+
+/// ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]
+///
+/// # Format
+/// `ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]` — stores the range at
+/// `dst` and replies its size (an empty range deletes `dst`).
+fn zrangestore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let dst = args.get(1).expect("arity");
+    range_generic(ctx, args, 2, Some(dst), RangeKind::Auto, None)
+}
+
+/// ZREVRANGE key start stop [WITHSCORES]
+///
+/// # Format
+/// `ZREVRANGE key start stop [WITHSCORES]` — members by rank, highest score first.
+fn zrevrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, args, 1, None, RangeKind::Rank, Some(true))
+}
+
+/// ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
+///
+/// # Format
+/// `ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]` — members with scores in range.
+fn zrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, args, 1, None, RangeKind::Score, Some(false))
+}
+
+/// ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
+///
+/// # Format
+/// `ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]` — as ZRANGEBYSCORE, highest
+/// first.
+fn zrevrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, args, 1, None, RangeKind::Score, Some(true))
+}
+
+/// ZRANGEBYLEX key min max [LIMIT offset count]
+///
+/// # Format
+/// `ZRANGEBYLEX key min max [LIMIT offset count]` — members in the lex range.
+fn zrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, args, 1, None, RangeKind::Lex, Some(false))
+}
+
+/// ZREVRANGEBYLEX key max min [LIMIT offset count]
+///
+/// # Format
+/// `ZREVRANGEBYLEX key max min [LIMIT offset count]` — as ZRANGEBYLEX, in reverse order.
+fn zrevrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, args, 1, None, RangeKind::Lex, Some(true))
+}
+
+/// Redis's `zremrangeGenericCommand`.
+fn remrange_generic(ctx: &mut Ctx, args: Args, sel: Select) -> CmdResult {
+    let key = &args[1];
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let Some(z) = write(db, key)? else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    let members: Vec<Vec<u8>> = select(z, &sel, false, 0, -1)
+        .into_iter()
+        .map(|id| z.get(id).0.to_vec())
+        .collect();
+    for m in &members {
+        z.remove(m);
+    }
+    drop_if_empty(db, key);
+    if !members.is_empty() {
+        ctx.signal_modified(key);
+    }
+    ctx.srv.dirty += members.len() as u64;
+    ctx.out.int(members.len() as i64);
+    Ok(())
+}
+
+/// ZREMRANGEBYRANK key start stop
+///
+/// # Format
+/// `ZREMRANGEBYRANK key start stop` — how many members were removed (ranks may be negative).
+fn zremrangebyrank(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let sel = Select::Rank(int(&args[2])?, int(&args[3])?);
+    remrange_generic(ctx, args, sel)
+}
+
+/// ZREMRANGEBYSCORE key min max
+///
+/// # Format
+/// `ZREMRANGEBYSCORE key min max` — how many members were removed.
+fn zremrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let sel = Select::Range(score_range(&args[2], &args[3])?);
+    remrange_generic(ctx, args, sel)
+}
+
+/// ZREMRANGEBYLEX key min max
+///
+/// # Format
+/// `ZREMRANGEBYLEX key min max` — how many members were removed.
+fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let sel = Select::Range(lex_range(&args[2], &args[3])?);
+    remrange_generic(ctx, args, sel)
+}
+
+/// How `pop_generic` shapes its reply (Redis's `genericZpopCommand` arguments).
+#[derive(Clone, Copy)]
+pub struct PopShape {
+    /// Name the key first (BZPOPMIN/BZPOPMAX, ZMPOP/BZMPOP).
+    pub emit_key: bool,
+    /// `[member, score]` pairs rather than a flat list.
+    pub nested: bool,
+    /// When no key holds a sorted set: `Some(true)` null array (ZMPOP), `Some(false)` empty array
+    /// (ZPOPMIN), `None` no reply at all (a blocking pop that will wait).
+    pub on_empty: Option<bool>,
+}
+
+/// Pops up to `count` members (lowest scores unless `max`) from the first of `keys` holding a
+/// sorted set, replies as `shape` says, and deletes the key if it empties. `count` = -1 is the
+/// single pop of a plain ZPOPMIN. Returns the key popped from, if any. This is Redis's
+/// `genericZpopCommand`, shared with the blocking pops.
+pub fn pop_generic(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    max: bool,
+    count: i64,
+    shape: PopShape,
+) -> Result<Option<Vec<u8>>, CmdError> {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let mut found = None;
+    for &k in keys {
+        if write(db, k)?.is_some() {
+            found = Some(k);
+            break;
+        }
+    }
+    let Some(key) = found else {
+        match shape.on_empty {
+            Some(true) => ctx.out.null_array(),
+            Some(false) => ctx.out.array(0),
+            None => {}
+        }
+        return Ok(None);
+    };
+    if count == 0 {
+        ctx.out.array(0);
+        return Ok(Some(key.to_vec()));
+    }
+    let count = if count == -1 { 1 } else { count };
+    let z = write(db, key)?.expect("found above");
+    let n = (count as u64).min(z.len() as u64) as usize;
+    let out = &mut *ctx.out;
+    match (shape.nested, shape.emit_key) {
+        (false, false) => out.array(n * 2),
+        (true, false) => out.array(n),
+        (false, true) => {
+            out.array(n * 2 + 1);
+            out.bulk(key);
+        }
+        (true, true) => {
+            out.array(2);
+            out.bulk(key);
+            out.array(n);
+        }
+    }
+    for _ in 0..n {
+        let id = if max { z.last() } else { z.first() }.expect("counted");
+        let (m, s) = z.get(id);
+        let m = m.to_vec();
+        z.remove(&m);
+        if shape.nested {
+            out.array(2);
+        }
+        out.bulk(&m);
+        out.double(s);
+    }
+    drop_if_empty(db, key);
+    ctx.signal_modified(key);
+    ctx.srv.dirty += n as u64;
+    Ok(Some(key.to_vec()))
+}
+
+fn zpop(ctx: &mut Ctx, args: Args, max: bool) -> CmdResult {
+    if args.len() > 3 {
+        return Err(SYNTAX.into());
+    }
+    let count = match args.get(2) {
+        Some(c) => positive(c, "ERR value is out of range, must be positive")?,
+        None => -1,
+    };
+    let shape = PopShape {
+        emit_key: false,
+        nested: ctx.out.resp3 && count != -1,
+        on_empty: Some(false),
+    };
+    pop_generic(ctx, &[args.get(1).expect("arity")], max, count, shape)?;
+    Ok(())
+}
+
+/// ZPOPMIN key [count]
+///
+/// # Format
+/// `ZPOPMIN key [count]` — removes and returns the lowest-scored members with their scores.
+fn zpopmin(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zpop(ctx, args, false)
+}
+
+/// ZPOPMAX key [count]
+///
+/// # Format
+/// `ZPOPMAX key [count]` — removes and returns the highest-scored members with their scores.
+fn zpopmax(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zpop(ctx, args, true)
+}
+
+/// ZMPOP's (and BZMPOP's) arguments after the numkeys position: the keys, MIN|MAX, COUNT.
+pub struct MpopArgs<'a> {
+    pub keys: Vec<&'a [u8]>,
+    pub max: bool,
+    pub count: i64,
+}
+
+/// Parses `numkeys key [key ...] MIN|MAX [COUNT count]` with numkeys at `args[at]`, as Redis's
+/// `zmpopGenericCommand`.
+pub fn mpop_args(args: Args<'_>, at: usize) -> Result<MpopArgs<'_>, CmdError> {
+    let numkeys = int_or(
+        &args[at],
+        1,
+        i64::MAX,
+        "ERR numkeys should be greater than 0",
+    )?;
+    let where_idx = (at as u64 + 1).saturating_add(numkeys as u64);
+    if where_idx >= args.len() as u64 {
+        return Err(SYNTAX.into());
+    }
+    let where_idx = where_idx as usize;
+    let max = if is(&args[where_idx], "min") {
+        false
+    } else if is(&args[where_idx], "max") {
+        true
+    } else {
+        return Err(SYNTAX.into());
+    };
+    let mut count = -1;
+    let mut j = where_idx + 1;
+    while j < args.len() {
+        if count == -1 && is(&args[j], "count") && j + 1 < args.len() {
+            j += 1;
+            count = int_or(&args[j], 1, i64::MAX, "ERR count should be greater than 0")?;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        j += 1;
+    }
+    Ok(MpopArgs {
+        keys: (at + 1..where_idx).filter_map(|i| args.get(i)).collect(),
+        max,
+        count: count.max(1),
+    })
+}
+
+/// ZMPOP numkeys key [key ...] MIN | MAX [COUNT count]
+///
+/// # Format
+/// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]` — `[key, [[member, score] ...]]` from the
+/// first non-empty key, or nil.
+fn zmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let a = mpop_args(args, 1)?;
+    let shape = PopShape {
+        emit_key: true,
+        nested: true,
+        on_empty: Some(true),
+    };
+    pop_generic(ctx, &a.keys, a.max, a.count, shape)?;
+    Ok(())
+}
+
+/// An input of ZUNION/ZINTER/ZDIFF: a sorted set, or a plain set whose members score 1.
+#[derive(Clone)]
+enum Src<'a> {
+    Missing,
+    Z(&'a ZSet),
+    /// A plain set (score 1 each), with its members' bytes (an intset's integers as text).
+    S(&'a Set, Vec<Vec<u8>>),
+}
+
+impl<'a> Src<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Src::Missing => 0,
+            Src::Z(z) => z.len(),
+            Src::S(s, _) => s.len(),
+        }
+    }
+
+    fn find(&self, m: &[u8]) -> Option<f64> {
+        match self {
+            Src::Missing => None,
+            Src::Z(z) => z.score(m),
+            Src::S(s, _) => s.contains(m).then_some(1.0),
+        }
+    }
+
+    fn items(&self) -> Box<dyn Iterator<Item = (&[u8], f64)> + '_> {
+        match self {
+            Src::Missing => Box::new(std::iter::empty()),
+            Src::Z(z) => Box::new(z.dict().iter().map(|(_, k, v)| (k, *v))),
+            Src::S(_, members) => Box::new(members.iter().map(|m| (m.as_slice(), 1.0))),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SetOp {
+    Union,
+    Inter,
+    Diff,
+}
+
+#[derive(Clone, Copy)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+/// Redis's `zunionInterAggregate`: a sum that is NaN (inf + -inf) becomes 0.
+fn aggregate(target: &mut f64, val: f64, how: Aggregate) {
+    match how {
+        Aggregate::Sum => {
+            *target += val;
+            if target.is_nan() {
+                *target = 0.0;
+            }
+        }
+        Aggregate::Min => *target = if val < *target { val } else { *target },
+        Aggregate::Max => *target = if val > *target { val } else { *target },
+    }
+}
+
+/// Redis's `zunionInterDiffGenericCommand`: numkeys at `args[at]`, the destination (store
+/// variants) and ZINTERCARD's count-only mode.
+fn setop_generic(
+    ctx: &mut Ctx,
+    args: Args,
+    at: usize,
+    dst: Option<&[u8]>,
+    op: SetOp,
+    card_only: bool,
+) -> CmdResult {
+    let setnum = int(&args[at])?;
+    if setnum < 1 {
+        return Err(CmdError::from(format!(
+            "ERR at least 1 input key is needed for '{}' command",
+            String::from_utf8_lossy(&args[0].to_ascii_lowercase())
+        )));
+    }
+    if setnum as u64 > (args.len() - at - 1) as u64 {
+        return Err(SYNTAX.into());
+    }
+    let setnum = setnum as usize;
+    let keys: Vec<&[u8]> = (at + 1..at + 1 + setnum)
+        .map(|i| args.get(i).expect("counted"))
+        .collect();
+    // Type checks (and lazy expiry, hit/miss counts) come before the options, as in Redis.
+    let db = &mut ctx.srv.dbs[ctx.db];
+    for k in &keys {
+        if let Some(e) = db.lookup(k) {
+            if !matches!(e.val, Value::ZSet(_) | Value::Set(_)) {
+                return Err(WRONGTYPE.into());
+            }
+        }
+    }
+    let mut weights = vec![1.0f64; setnum];
+    let mut how = Aggregate::Sum;
+    let mut withscores = false;
+    let mut limit = 0i64;
+    let mut j = at + 1 + setnum;
+    while j < args.len() {
+        let remaining = args.len() - j;
+        let a = &args[j];
+        if op != SetOp::Diff && !card_only && remaining > setnum && is(a, "weights") {
+            j += 1;
+            for w in weights.iter_mut() {
+                *w = double_or(&args[j], "ERR weight value is not a float")?;
+                j += 1;
+            }
+        } else if op != SetOp::Diff && !card_only && remaining >= 2 && is(a, "aggregate") {
+            let v = &args[j + 1];
+            how = if is(v, "sum") {
+                Aggregate::Sum
+            } else if is(v, "min") {
+                Aggregate::Min
+            } else if is(v, "max") {
+                Aggregate::Max
+            } else {
+                return Err(SYNTAX.into());
+            };
+            j += 2;
+        } else if dst.is_none() && !card_only && is(a, "withscores") {
+            withscores = true;
+            j += 1;
+        } else if card_only && remaining >= 2 && is(a, "limit") {
+            limit = positive(&args[j + 1], "ERR LIMIT can't be negative")?;
+            j += 2;
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    let lim = limits(ctx);
+    let db = &ctx.srv.dbs[ctx.db];
+    let mut srcs: Vec<(Src, f64)> = keys
+        .iter()
+        .zip(&weights)
+        .map(|(k, &w)| {
+            let src = match db.dict.get(k).map(|e| &e.val) {
+                Some(Value::ZSet(z)) => Src::Z(z),
+                Some(Value::Set(s)) => Src::S(s, s.iter().map(|m| m.to_vec()).collect()),
+                _ => Src::Missing,
+            };
+            (src, w)
+        })
+        .collect();
+    if op != SetOp::Diff {
+        // Smallest inputs first, as Redis orders them (this also fixes the order scores add up in).
+        srcs.sort_by_key(|(s, _)| s.len());
+    }
+    let mut result: Vec<(&[u8], f64)> = Vec::new();
+    let mut card = 0i64;
+    match op {
+        SetOp::Inter => {
+            let (first, w0) = (&srcs[0].0, srcs[0].1);
+            for (m, s0) in first.items() {
+                let mut sc = w0 * s0;
+                if sc.is_nan() {
+                    sc = 0.0;
+                }
+                let all = srcs[1..].iter().all(|(src, w)| match src.find(m) {
+                    Some(v) => {
+                        aggregate(&mut sc, v * w, how);
+                        true
+                    }
+                    None => false,
+                });
+                if !all {
+                    continue;
+                }
+                if card_only {
+                    card += 1;
+                    if limit > 0 && card >= limit {
+                        break;
+                    }
+                } else {
+                    result.push((m, sc));
+                }
+            }
+        }
+        SetOp::Union => {
+            let mut acc: HashMap<&[u8], f64> = HashMap::new();
+            let mut order: Vec<&[u8]> = Vec::new();
+            for (src, w) in &srcs {
+                for (m, s) in src.items() {
+                    let mut sc = w * s;
+                    if sc.is_nan() {
+                        sc = 0.0;
+                    }
+                    match acc.get_mut(m) {
+                        Some(t) => aggregate(t, sc, how),
+                        None => {
+                            acc.insert(m, sc);
+                            order.push(m);
+                        }
+                    }
+                }
+            }
+            result = order.into_iter().map(|m| (m, acc[m])).collect();
+        }
+        SetOp::Diff => {
+            let first = &srcs[0].0;
+            for (m, s) in first.items() {
+                if !srcs[1..].iter().any(|(src, _)| src.find(m).is_some()) {
+                    result.push((m, s));
+                }
+            }
+        }
+    }
+    if card_only {
+        ctx.out.int(card);
+        return Ok(());
+    }
+    result.sort_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .expect("scores are never NaN")
+            .then_with(|| a.0.cmp(b.0))
+    });
+    match dst {
+        None => reply_members(
+            ctx.out,
+            result.into_iter().map(|(m, s)| (m.to_vec(), s)),
+            withscores,
+        ),
+        Some(dst) => {
+            let max_len = result.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+            let mut z = ZSet::for_result(result.len(), max_len, lim);
+            for (m, s) in &result {
+                z.insert(m, *s, lim);
+            }
+            store_result(ctx, dst, z);
+        }
+    }
+    Ok(())
+}
+
+/// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX]
+///
+/// # Format
+/// `ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]` — stores
+/// the union and replies its size. Plain sets count as members with score 1.
+fn zunionstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 2, args.get(1), SetOp::Union, false)
+}
+
+/// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX]
+///
+/// # Format
+/// `ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]` — stores
+/// the intersection and replies its size.
+fn zinterstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 2, args.get(1), SetOp::Inter, false)
+}
+
+/// ZDIFFSTORE destination numkeys key [key ...]
+///
+/// # Format
+/// `ZDIFFSTORE destination numkeys key [key ...]` — stores the members of the first set found in
+/// none of the others, with their scores, and replies the size.
+fn zdiffstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 2, args.get(1), SetOp::Diff, false)
+}
+
+/// ZUNION numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+///
+/// # Format
+/// `ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` — the union.
+fn zunion(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 1, None, SetOp::Union, false)
+}
+
+/// ZINTER numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+///
+/// # Format
+/// `ZINTER numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` — the
+/// intersection.
+fn zinter(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 1, None, SetOp::Inter, false)
+}
+
+/// ZDIFF numkeys key [key ...] [WITHSCORES]
+///
+/// # Format
+/// `ZDIFF numkeys key [key ...] [WITHSCORES]` — members of the first set in none of the others.
+fn zdiff(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 1, None, SetOp::Diff, false)
+}
+
+/// ZINTERCARD numkeys key [key ...] [LIMIT limit]
+///
+/// # Format
+/// `ZINTERCARD numkeys key [key ...] [LIMIT limit]` — the intersection's size, counting stops at
+/// `limit` (0: no limit).
+fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, args, 1, None, SetOp::Inter, true)
+}
+
+/// ZRANDMEMBER key [count [WITHSCORES]]
+///
+/// # Format
+/// `ZRANDMEMBER key [count [WITHSCORES]]` — one random member (nil if absent); with a count, up to
+/// `count` distinct members, or with a negative count exactly `-count` members, repeats allowed.
+fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let Some(count_arg) = args.get(2) else {
+        let db = &mut ctx.srv.dbs[ctx.db];
+        match read(db, &args[1])?.and_then(|z| z.random()) {
+            Some((m, _)) => ctx.out.bulk(m),
+            None => ctx.out.null(),
+        }
+        return Ok(());
+    };
+    let l = match int(count_arg) {
+        Ok(n) if n == i64::MIN => {
+            return Err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807".into())
+        }
+        Ok(n) => n,
+        Err(_) => return Err(NOT_INT.into()),
+    };
+    let withscores = match args.get(3) {
+        None => false,
+        Some(w) if args.len() == 4 && is(w, "withscores") => true,
+        _ => return Err(SYNTAX.into()),
+    };
+    if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
+        return Err("ERR value is out of range".into());
+    }
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let Some(z) = read(db, &args[1])? else {
+        ctx.out.array(0);
+        return Ok(());
+    };
+    let out = &mut *ctx.out;
+    let count = l.unsigned_abs();
+    if count == 0 {
+        out.array(0);
+        return Ok(());
+    }
+    let size = z.len() as u64;
+    let pair = |out: &mut Reply, m: &[u8], s: f64| {
+        if withscores && out.resp3 {
+            out.array(2);
+        }
+        out.bulk(m);
+        if withscores {
+            out.double(s);
+        }
+    };
+    if l < 0 || count == 1 {
+        // Repeats allowed: each draw samples the whole set.
+        out.array(if withscores && !out.resp3 {
+            count as usize * 2
+        } else {
+            count as usize
+        });
+        for _ in 0..count {
+            let (m, s) = z.random().expect("non-empty");
+            pair(out, m, s);
+        }
+        return Ok(());
+    }
+    let n = count.min(size) as usize;
+    out.array(if withscores && !out.resp3 { n * 2 } else { n });
+    if count >= size {
+        // The whole set, walked from the highest score down as Redis's zset iterator does.
+        let mut cur = z.last();
+        while let Some(id) = cur {
+            let (m, s) = z.get(id);
+            pair(out, m, s);
+            cur = z.prev(id);
+        }
+        return Ok(());
+    }
+    if count * 3 > size {
+        // Most of the set: drop random members from a full copy until `count` remain.
+        let mut all: Vec<(&[u8], f64)> = z.dict().iter().map(|(_, k, v)| (k, *v)).collect();
+        while all.len() > n {
+            let i = (rand_u64() % all.len() as u64) as usize;
+            all.swap_remove(i);
+        }
+        for (m, s) in all {
+            pair(out, m, s);
+        }
+    } else {
+        let mut seen: HashSet<&[u8]> = HashSet::with_capacity(n);
+        let mut picked = Vec::with_capacity(n);
+        while picked.len() < n {
+            let (m, s) = z.random().expect("non-empty");
+            if seen.insert(m) {
+                picked.push((m, s));
+            }
+        }
+        for (m, s) in picked {
+            pair(out, m, s);
+        }
+    }
+    Ok(())
+}
+
+/// ZSCAN key cursor [MATCH pattern] [COUNT count]
+///
+/// # Format
+/// `ZSCAN key cursor [MATCH pattern] [COUNT count]` — `[next-cursor, [member, score, ...]]`. A
+/// listpack-encoded set comes whole in one call, as in Redis.
+fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
+    cursor(&args[2])?;
+    let db = &mut ctx.srv.dbs[ctx.db];
+    let Some(z) = read(db, &args[1])? else {
+        ctx.out.array(2);
+        ctx.out.bulk(b"0");
+        ctx.out.array(0);
+        return Ok(());
+    };
+    let ScanArgs {
+        cursor,
+        count,
+        pattern,
+        ..
+    } = scan_args(args, 2, false)?;
+    let keep = |m: &[u8]| pattern.is_none_or(|p| glob::matches(p, m, false));
+    let mut found: Vec<(&[u8], String)> = Vec::new();
+    let next = if z.is_listpack() {
+        let mut cur = z.first();
+        while let Some(id) = cur {
+            let (m, s) = z.get(id);
+            if keep(m) {
+                found.push((m, fmt_listpack_score(s)));
+            }
+            cur = z.next(id);
+        }
+        0
+    } else {
+        let dict = z.dict();
+        let span = dict.slot_span();
+        let mut slot = cursor.min(span as u64) as usize;
+        let max_visits = (count as usize).saturating_mul(10);
+        let (mut visited, mut live) = (0, 0);
+        while slot < span && live < count as usize && visited < max_visits {
+            if let Some((m, s)) = dict.entry_at(slot) {
+                live += 1;
+                if keep(m) {
+                    found.push((m, fmt_g17(*s)));
+                }
+            }
+            slot += 1;
+            visited += 1;
+        }
+        if slot >= span {
+            0
+        } else {
+            slot as u64
+        }
+    };
+    let out = &mut *ctx.out;
+    out.array(2);
+    out.bulk(next.to_string().as_bytes());
+    out.array(found.len() * 2);
+    for (m, s) in found {
+        out.bulk(m);
+        out.bulk(s.as_bytes());
+    }
+    Ok(())
+}
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("zadd", zadd, -4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Add one or more members to a sorted set, or update its score if it already exists", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+            "key [NX | XX] [GT | LT] [CH] [INCR] score:double member [score:double member ...]"),
+    Command::new("zincrby", zincrby, 4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Increment the score of a member in a sorted set", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.", "key increment:integer member"),
+    Command::new("zscore", zscore, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Get the score associated with the given member in a sorted set", "1.2.0", "O(1)", "key member"),
+    Command::new("zmscore", zmscore, -3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Get the score associated with the given members in a sorted set", "6.2.0", "O(N) where N is the number of members being requested.", "key member [member ...]"),
+    Command::new("zcard", zcard, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Get the number of members in a sorted set", "1.2.0", "O(1)", "key"),
+    Command::new("zcount", zcount, 4, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Count the members in a sorted set with scores within the given values", "2.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key min:double max:double"),
+    Command::new("zlexcount", zlexcount, 4, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Count the number of members in a sorted set between a given lexicographical range", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set.", "key min max"),
+    Command::new("zrange", zrange, -4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Return a range of members in a sorted set", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
+            "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset:integer count:integer] [WITHSCORES]"),
+    Command::new("zrangestore", zrangestore, -5, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
+        .doc("Store a range of members from sorted set into another key", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
+            "dst:key src:key min max [BYSCORE | BYLEX] [REV] [LIMIT offset:integer count:integer]"),
+    Command::new("zrevrange", zrevrange, -4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "key start:integer stop:integer [WITHSCORES]"),
+    Command::new("zrangebyscore", zrangebyscore, -4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Return a range of members in a sorted set, by score", "1.0.5", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+            "key min:double max:double [WITHSCORES] [LIMIT offset:integer count:integer]"),
+    Command::new("zrevrangebyscore", zrevrangebyscore, -4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+            "key max:double min:double [WITHSCORES] [LIMIT offset:integer count:integer]"),
+    Command::new("zrangebylex", zrangebylex, -4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Return a range of members in a sorted set, by lexicographical range", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+            "key min max [LIMIT offset:integer count:integer]"),
+    Command::new("zrevrangebylex", zrevrangebylex, -4, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+            "key max min [LIMIT offset:integer count:integer]"),
+    Command::new("zrank", zrank, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Determine the index of a member in a sorted set", "2.0.0", "O(log(N))", "key member"),
+    Command::new("zrevrank", zrevrank, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", "O(log(N))", "key member"),
+    Command::new("zrem", zrem, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Remove one or more members from a sorted set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "key member [member ...]"),
+    Command::new("zremrangebyrank", zremrangebyrank, 4, WRITE).keys(1, 1, 1).group(GROUP)
+        .doc("Remove all members in a sorted set within the given indexes", "2.0.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key start:integer stop:integer"),
+    Command::new("zremrangebyscore", zremrangebyscore, 4, WRITE).keys(1, 1, 1).group(GROUP)
+        .doc("Remove all members in a sorted set within the given scores", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key min:double max:double"),
+    Command::new("zremrangebylex", zremrangebylex, 4, WRITE).keys(1, 1, 1).group(GROUP)
+        .doc("Remove all members in a sorted set between the given lexicographical range", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key min max"),
+    Command::new("zpopmin", zpopmin, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Remove and return members with the lowest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
+    Command::new("zpopmax", zpopmax, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+        .doc("Remove and return members with the highest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
+    Command::new("zmpop", zmpop, -4, WRITE | MOVABLEKEYS).group(GROUP)
+        .doc("Remove and return members with scores in a sorted set", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+            "numkeys:integer key [key ...] MIN | MAX [COUNT count:integer]"),
+    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+        .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
+    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+        .doc("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
+    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+        .doc("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+            "destination:key numkeys:integer key [key ...]"),
+    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).group(GROUP)
+        .doc("Add multiple sorted sets", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
+    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).group(GROUP)
+        .doc("Intersect multiple sorted sets", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
+    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).group(GROUP)
+        .doc("Subtract multiple sorted sets", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+            "numkeys:integer key [key ...] [WITHSCORES]"),
+    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).group(GROUP)
+        .doc("Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
+            "numkeys:integer key [key ...] [LIMIT limit:integer]"),
+    Command::new("zrandmember", zrandmember, -2, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Get one or multiple random elements from a sorted set", "6.2.0", "O(N) where N is the number of elements returned", "key [count:integer [WITHSCORES]]"),
+    Command::new("zscan", zscan, -3, READONLY).keys(1, 1, 1).group(GROUP)
+        .doc("Incrementally iterate sorted sets elements and associated scores", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+            "key cursor:integer [MATCH pattern] [COUNT count:integer]"),
+];
