@@ -9,6 +9,7 @@
 pub mod client;
 pub mod gate;
 pub mod key_events;
+pub mod pubsub;
 mod signals;
 
 use std::collections::HashMap;
@@ -46,6 +47,8 @@ pub struct State {
     pub kill_list: Vec<usize>,
     /// Who waits on which key (WATCH, blocking commands), fed by `Ctx::signal_modified`.
     pub key_events: key_events::KeyEvents,
+    /// Channel, pattern and shard channel subscribers, and the clients messages went to.
+    pub pubsub: pubsub::PubSub,
     next_client_id: u64,
 }
 
@@ -68,6 +71,9 @@ pub struct Stats {
     pub ops_samples: Vec<(Instant, u64)>,
     pub expired_stale_perc: f64,
     pub expire_cycle_cpu_ms: u64,
+    /// Error replies already accounted to a command's failed_calls in this batch (Redis's
+    /// `prev_err_count`): EXEC is not failed by its queued commands' errors.
+    pub err_mark: usize,
 }
 
 impl State {
@@ -89,6 +95,7 @@ impl State {
             tcp_port: 0,
             kill_list: Vec::new(),
             key_events: key_events::KeyEvents::default(),
+            pubsub: pubsub::PubSub::default(),
             next_client_id: 1,
         }
     }
@@ -433,6 +440,8 @@ impl Server {
         for key in std::mem::take(&mut self.state.kill_list) {
             self.close_client(key);
         }
+        self.close_over_limit();
+        self.pending.append(&mut self.state.pubsub.notified);
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
         pending.dedup();
@@ -471,8 +480,20 @@ impl Server {
         self.pending = pending;
     }
 
+    /// Closes the subscribers `pubsub::publish` found over their output buffer limit.
+    fn close_over_limit(&mut self) {
+        for (key, id) in std::mem::take(&mut self.state.pubsub.to_close) {
+            if self.clients.get(key).is_some_and(|c| c.id == id) {
+                self.close_client(key);
+            }
+        }
+    }
+
     fn close_client(&mut self, key: usize) {
         if let Some(mut c) = self.clients.try_remove(key) {
+            // Leave MULTI, unwatch, unsubscribe: nothing may point at a freed slab key.
+            crate::cmd::multi::discard_transaction(&mut self.state.key_events, key, &mut c);
+            self.state.pubsub.unsubscribe_all(&mut c.subs, key);
             let _ = self.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
