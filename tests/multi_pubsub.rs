@@ -1056,3 +1056,22 @@ fn disconnected_subscribers_are_forgotten() {
         assert_eq!(fresh.cmd_str("PING"), b"+PONG\r\n");
     }
 }
+
+/// `timeout` closes idle clients but never subscribers, on both servers.
+#[test]
+fn idle_timeout_spares_subscribers() {
+    for s in [redis(&[]), goblin(&[])] {
+        let mut admin = s.raw();
+        assert_eq!(admin.cmd_str("CONFIG SET timeout 1"), b"+OK\r\n");
+        let mut idle = s.raw();
+        assert_eq!(idle.cmd_str("PING"), b"+PONG\r\n");
+        let mut sub = s.raw();
+        sub.cmd_str("SUBSCRIBE ch");
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(idle.is_closed(), "the idle client was not closed");
+        assert_eq!(
+            show(&sub.cmd_str("PING")),
+            "*2\\r\\n$4\\r\\npong\\r\\n$0\\r\\n\\r\\n"
+        );
+    }
+}

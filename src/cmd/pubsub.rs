@@ -250,24 +250,24 @@ fn pubsub_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 const PUBSUB_SUBCOMMANDS: &[Command] = &[
-    Command::new("pubsub|channels", pubsub_channels, -2, PUBSUB | LOADING | STALE)
-        .group(GROUP)
-        .doc("List active channels", "2.8.0", "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", "[pattern]"),
     Command::new("pubsub|numsub", pubsub_numsub, -2, PUBSUB | LOADING | STALE)
         .group(GROUP)
         .doc("Get the count of subscribers for channels", "2.8.0", "O(N) for the NUMSUB subcommand, where N is the number of requested channels", "[channel [channel ...]]"),
+    Command::new("pubsub|help", pubsub_help, 2, LOADING | STALE)
+        .group(GROUP)
+        .doc("Show helpful text about the different subcommands", "6.2.0", "O(1)", ""),
+    Command::new("pubsub|channels", pubsub_channels, -2, PUBSUB | LOADING | STALE)
+        .group(GROUP)
+        .doc("List active channels", "2.8.0", "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", "[pattern]"),
+    Command::new("pubsub|shardnumsub", pubsub_shardnumsub, -2, PUBSUB | LOADING | STALE)
+        .group(GROUP)
+        .doc("Get the count of subscribers for shard channels", "7.0.0", "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", "[shardchannel [shardchannel ...]]"),
     Command::new("pubsub|numpat", pubsub_numpat, 2, PUBSUB | LOADING | STALE)
         .group(GROUP)
         .doc("Get the count of unique patterns pattern subscriptions", "2.8.0", "O(1)", ""),
     Command::new("pubsub|shardchannels", pubsub_shardchannels, -2, PUBSUB | LOADING | STALE)
         .group(GROUP)
         .doc("List active shard channels", "7.0.0", "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).", "[pattern]"),
-    Command::new("pubsub|shardnumsub", pubsub_shardnumsub, -2, PUBSUB | LOADING | STALE)
-        .group(GROUP)
-        .doc("Get the count of subscribers for shard channels", "7.0.0", "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", "[shardchannel [shardchannel ...]]"),
-    Command::new("pubsub|help", pubsub_help, 2, LOADING | STALE)
-        .group(GROUP)
-        .doc("Show helpful text about the different subcommands", "6.2.0", "O(1)", ""),
 ];
 
 pub const COMMANDS: &[Command] = &[

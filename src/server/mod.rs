@@ -517,7 +517,10 @@ impl Server {
             let idle: Vec<usize> = self
                 .clients
                 .iter()
-                .filter(|(_, c)| c.last_interaction.elapsed().as_secs() as i64 > timeout)
+                // Subscribers only listen: Redis never times them out.
+                .filter(|(_, c)| {
+                    c.subs.total() == 0 && c.last_interaction.elapsed().as_secs() as i64 > timeout
+                })
                 .map(|(k, _)| k)
                 .collect();
             for k in idle {
