@@ -4,7 +4,7 @@
 
 use super::parse::{is, text};
 use super::{
-    Args, CmdResult, Command, Ctx, ADMIN, FAST, FLAG_NAMES, LOADING, READONLY, STALE, WRITE,
+    Args, CmdResult, Command, Ctx, ADMIN, FAST, FLAG_NAMES, LOADING, PUBSUB, READONLY, STALE, WRITE,
 };
 use crate::resp::reply::Reply;
 use crate::store::glob;
@@ -20,6 +20,9 @@ fn acl_categories(c: &Command) -> Vec<String> {
     if c.has(READONLY) {
         cats.push("@read".to_string());
     }
+    if c.has(PUBSUB) {
+        cats.push("@pubsub".to_string());
+    }
     if c.has(ADMIN) {
         cats.push("@admin".to_string());
         cats.push("@dangerous".to_string());
@@ -34,6 +37,7 @@ fn acl_categories(c: &Command) -> Vec<String> {
         "set" => Some("@set"),
         "sorted-set" => Some("@sortedset"),
         "scripting" => Some("@scripting"),
+        "transactions" => Some("@transaction"),
         _ => None,
     };
     cats.extend(group_cat.map(String::from));

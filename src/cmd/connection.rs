@@ -3,7 +3,7 @@
 use super::parse::{int, is, text};
 use super::{
     err, Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_AUTH,
-    STALE,
+    NO_QUEUE, STALE, SUB_OK,
 };
 use crate::config::REDIS_VERSION;
 use crate::resp::reply::{DB_INDEX, SYNTAX};
@@ -16,6 +16,13 @@ const GROUP: &str = "connection";
 /// # Format
 /// `PING [message]` — `+PONG`, or the message as a bulk string.
 fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() <= 2 && !ctx.out.resp3 && ctx.client().subs.total() > 0 {
+        // A RESP2 subscriber gets `[pong, message]`, as Redis.
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(args.get(1).unwrap_or(b""));
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.out.simple("PONG"),
         2 => ctx.out.bulk(&args[1]),
@@ -47,9 +54,13 @@ fn quit(ctx: &mut Ctx, _args: Args) -> CmdResult {
 ///
 /// # Format
 /// `RESET` — `+RESET`; the connection is back to its initial state (db 0, RESP2, no name, replies
-/// on, and unauthenticated if a password is set).
+/// on, out of MULTI, nothing watched or subscribed, and unauthenticated if a password is set).
 fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let needs_auth = !ctx.srv.config.requirepass.is_empty();
+    let id = ctx.id;
+    let c = &mut ctx.clients[id];
+    super::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
+    ctx.srv.pubsub.unsubscribe_all(&mut c.subs, id);
     let c = ctx.client();
     c.db = 0;
     c.name.clear();
@@ -283,8 +294,13 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         if ids.as_ref().is_some_and(|l| !l.contains(&c.id)) {
             continue;
         }
-        // Every connection is a normal client until pub/sub and replication exist.
-        if type_filter.as_deref().is_some_and(|t| t != "normal") {
+        // Redis's getClientType: a subscriber is a pubsub client, anyone else normal (no replication).
+        let class = if c.subs.total() > 0 {
+            "pubsub"
+        } else {
+            "normal"
+        };
+        if type_filter.as_deref().is_some_and(|t| t != class) {
             continue;
         }
         text_out.push_str(&info_line(ctx, key));
@@ -352,7 +368,13 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)
                 && user.as_ref().is_none_or(|u| u == b"default")
-                && ty.as_ref().is_none_or(|t| t == "normal")
+                && ty.as_ref().is_none_or(|t| {
+                    t == if c.subs.total() > 0 {
+                        "pubsub"
+                    } else {
+                        "normal"
+                    }
+                })
                 && !(skipme && *key == ctx.id)
         })
         .map(|(key, _)| key)
@@ -569,12 +591,14 @@ const CLIENT_SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("ping", ping, -1, FAST).group(GROUP).doc(
-        "Returns the server's liveliness response.",
-        "1.0.0",
-        "O(1)",
-        "[message]",
-    ),
+    Command::new("ping", ping, -1, FAST | SUB_OK)
+        .group(GROUP)
+        .doc(
+            "Returns the server's liveliness response.",
+            "1.0.0",
+            "O(1)",
+            "[message]",
+        ),
     Command::new("echo", echo, 2, FAST).group(GROUP).doc(
         "Returns the given string.",
         "1.0.0",
@@ -585,7 +609,7 @@ pub const COMMANDS: &[Command] = &[
         "quit",
         quit,
         -1,
-        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
     )
     .group(GROUP)
     .doc("Closes the connection.", "1.0.0", "O(1)", ""),
@@ -593,7 +617,7 @@ pub const COMMANDS: &[Command] = &[
         "reset",
         reset,
         1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
     )
     .group(GROUP)
     .doc("Resets the connection.", "6.2.0", "O(1)", ""),

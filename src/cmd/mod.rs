@@ -16,7 +16,9 @@ pub mod connection;
 pub mod hash;
 pub mod keys;
 pub mod list;
+pub mod multi;
 pub mod parse;
+pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod set;
@@ -90,29 +92,49 @@ impl Ctx<'_> {
         if self.srv.key_events.is_empty() {
             return;
         }
+        let present = self.srv.dbs[db].dict.find(key).is_some();
         for &c in self.srv.key_events.modified(db, key) {
             if let Some(client) = self.clients.get_mut(c) {
-                client.dirty_cas = true;
+                multi::touch(client, db, key, present);
             }
         }
     }
 
-    /// Every waited-on key of database `db` changed at once (FLUSHDB, FLUSHALL, SWAPDB): signals
-    /// each of them, as Redis's `touchAllWatchedKeysInDb`.
+    /// Database `db` is about to be emptied (FLUSHDB, FLUSHALL: call before clearing it). Watchers of
+    /// keys that exist in it fail their EXEC, as Redis's `touchAllWatchedKeysInDb`; keys with blocked
+    /// clients are queued to be served.
     pub fn signal_flushed(&mut self, db: usize) {
         if self.srv.key_events.is_empty() {
             return;
         }
+        multi::touch_all_watched(self, db, None);
+        self.signal_blocked_in(db);
+    }
+
+    /// Databases `a` and `b` traded contents (SWAPDB; before or after the swap, it is symmetric): a
+    /// watched key of either fails its watchers' EXEC if it exists in either database.
+    pub fn signal_swapped(&mut self, a: usize, b: usize) {
+        if self.srv.key_events.is_empty() {
+            return;
+        }
+        multi::touch_all_watched(self, a, Some(b));
+        multi::touch_all_watched(self, b, Some(a));
+        self.signal_blocked_in(a);
+        self.signal_blocked_in(b);
+    }
+
+    /// Queues every key of `db` that blocked clients wait on.
+    fn signal_blocked_in(&mut self, db: usize) {
         let keys: Vec<Box<[u8]>> = self
             .srv
             .key_events
             .waiting
-            .keys()
-            .filter(|(d, _)| *d == db)
-            .map(|(_, k)| k.clone())
+            .iter()
+            .filter(|((d, _), w)| *d == db && !w.blocked.is_empty())
+            .map(|((_, k), _)| k.clone())
             .collect();
         for k in keys {
-            self.signal_modified_in(db, &k);
+            self.srv.key_events.modified(db, &k);
         }
     }
 }
@@ -171,6 +193,12 @@ pub const SKIP_SLOWLOG: u32 = 1 << 15;
 pub const MAY_REPLICATE: u32 = 1 << 16;
 /// Not counted in a script's or client's keyspace misses (e.g. EXISTS).
 pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
+
+// Internal flags: not shown by COMMAND INFO (Redis tests these by handler identity in processCommand).
+/// Runs at once inside MULTI instead of being queued (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET).
+pub const NO_QUEUE: u32 = 1 << 30;
+/// Allowed to a RESP2 client in subscriber mode ((P|S)(UN)SUBSCRIBE, PING, QUIT, RESET).
+pub const SUB_OK: u32 = 1 << 29;
 
 pub const FLAG_NAMES: &[(u32, &str)] = &[
     (WRITE, "write"),
@@ -330,6 +358,8 @@ fn families() -> &'static [&'static [Command]] {
         server::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
+        multi::COMMANDS,
+        pubsub::COMMANDS,
         scripting::COMMANDS,
     ]
 }
@@ -483,6 +513,8 @@ mod tests {
             include_str!("hash.rs"),
             include_str!("set.rs"),
             include_str!("zset.rs"),
+            include_str!("multi.rs"),
+            include_str!("pubsub.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

@@ -40,8 +40,8 @@ fn flush_mode(args: Args) -> CmdResult {
 /// `FLUSHDB [ASYNC|SYNC]` — `+OK`; the selected database is emptied.
 fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
     flush_mode(args)?;
-    let n = ctx.db().clear();
     ctx.signal_flushed(ctx.db);
+    let n = ctx.db().clear();
     ctx.srv.dirty += n as u64;
     ctx.out.ok();
     Ok(())
@@ -53,10 +53,10 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `FLUSHALL [ASYNC|SYNC]` — `+OK`; every database is emptied.
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     flush_mode(args)?;
-    let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
     for db in 0..ctx.srv.dbs.len() {
         ctx.signal_flushed(db);
     }
+    let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
     ctx.srv.dirty += n as u64 + 1;
     ctx.out.ok();
     Ok(())
@@ -74,8 +74,7 @@ fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(DB_INDEX.into());
     }
     ctx.srv.dbs.swap(a as usize, b as usize);
-    ctx.signal_flushed(a as usize);
-    ctx.signal_flushed(b as usize);
+    ctx.signal_swapped(a as usize, b as usize);
     ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())
@@ -465,8 +464,9 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("evicted_clients:0");
             f!("keyspace_hits:{}", sum(|d| d.hits));
             f!("keyspace_misses:{}", sum(|d| d.misses));
-            f!("pubsub_channels:0");
-            f!("pubsub_patterns:0");
+            f!("pubsub_channels:{}", srv.pubsub.channels.len());
+            f!("pubsub_patterns:{}", srv.pubsub.patterns.len());
+            f!("pubsubshard_channels:{}", srv.pubsub.shard.len());
             f!("latest_fork_usec:0");
             f!("total_forks:0");
             f!("total_error_replies:{}", s.total_error_replies);

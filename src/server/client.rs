@@ -88,6 +88,14 @@ pub struct Client {
     pub deny_blocking: bool,
     /// Set while the client waits in a blocking command (BLPOP, ...): see `server::blocking`.
     pub blocked: Option<Box<crate::server::blocking::Blocked>>,
+    /// MULTI queue and WATCHed keys.
+    pub tx: crate::cmd::multi::Tx,
+    /// Channels, patterns and shard channels subscribed to.
+    pub subs: crate::server::pubsub::Subs,
+    /// Over its output buffer limit: gets no more output and closes this loop turn.
+    pub close_asap: bool,
+    /// Since when the output has been over the soft limit.
+    pub obuf_soft_since: Option<Instant>,
 }
 
 impl Client {
@@ -120,6 +128,10 @@ impl Client {
             dirty_cas: false,
             deny_blocking: false,
             blocked: None,
+            tx: Default::default(),
+            subs: Default::default(),
+            close_asap: false,
+            obuf_soft_since: None,
         }
     }
 
@@ -153,11 +165,23 @@ impl Client {
     /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
     pub fn info_line(&self, resp: u8) -> String {
         let mut flags = String::new();
+        if self.subs.total() > 0 {
+            flags.push('P');
+        }
+        if self.tx.in_multi() {
+            flags.push('x');
+        }
         if self.blocked.is_some() {
             flags.push('b');
         }
+        if self.dirty_cas {
+            flags.push('d');
+        }
         if self.close_after_reply {
             flags.push('c');
+        }
+        if self.close_asap {
+            flags.push('A');
         }
         if self.no_evict {
             flags.push('e');
@@ -172,7 +196,7 @@ impl Client {
         let qbuf = self.query.len();
         let omem = self.out.buf.capacity();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -182,8 +206,13 @@ impl Client {
             self.last_interaction.elapsed().as_secs(),
             flags,
             self.db,
+            self.subs.channels.len(),
+            self.subs.patterns.len(),
+            self.subs.shard.len(),
+            self.tx.multi_count(),
             qbuf,
             self.query.capacity().saturating_sub(qbuf),
+            self.tx.multi_mem(),
             omem,
             self.out.buf.len(),
             self.pending_output(),

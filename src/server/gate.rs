@@ -1,10 +1,12 @@
-//! The one dispatch gate every command passes (Redis's `processCommand` + `call`): look the command
-//! up, check arity, check authentication, run the handler, then account for it (commandstats,
-//! errorstats) and apply CLIENT REPLY. Handlers never repeat these checks.
+//! The one dispatch gate every command passes (Redis's `processCommand` + `call`): `check` looks the
+//! command up and checks arity, authentication, MULTI and subscriber-mode restrictions; then the
+//! command is either queued (inside MULTI) or run by `call`, which runs the handler and accounts for
+//! it (commandstats, errorstats). EXEC runs its queued commands through `call`, so the checks are
+//! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
 use std::time::Instant;
 
-use crate::cmd::{Args, Ctx, Handler, NOSCRIPT, NO_AUTH, WRITE};
+use crate::cmd::{multi, Args, Ctx, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, SUB_OK, WRITE};
 use crate::server::client::ReplyMode;
 use crate::util::clock;
 
@@ -40,7 +42,9 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         ctx.clients[ctx.id].reply_mode = ReplyMode::Skipping;
     }
     let mark = ctx.out.buf.len();
+    ctx.srv.stats.err_mark = ctx.out.errors.len();
     dispatch(ctx, args);
+    ctx.srv.stats.err_mark = 0;
     for code in ctx.out.errors.drain(..) {
         *ctx.srv.stats.errorstats.entry(code).or_insert(0) += 1;
         ctx.srv.stats.total_error_replies += 1;
@@ -55,6 +59,37 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         ReplyMode::SkipNext if mode != ReplyMode::SkipNext => ctx.out.truncate(mark),
         _ => {}
     }
+}
+
+fn dispatch(ctx: &mut Ctx, args: Args) {
+    let Some(idx) = check(ctx, args) else {
+        // Redis's flagTransaction: a command refused inside MULTI makes EXEC abort.
+        multi::flag(&mut ctx.clients[ctx.id]);
+        return;
+    };
+    let cmd = ctx.srv.table.rows[idx];
+    if ctx.clients[ctx.id].tx.queue.is_some() && !cmd.has(NO_QUEUE) {
+        multi::queue(ctx, idx, args);
+        return;
+    }
+    call(ctx, idx, args);
+}
+
+/// Rejects a command that `check` refused: counts it in rejected_calls and replies the error. A
+/// refused EXEC also ends the transaction, as Redis's `execCommandAbort`.
+fn reject(ctx: &mut Ctx, idx: usize, msg: &str) -> Option<usize> {
+    ctx.srv.table.stats[idx].rejected += 1;
+    if ctx.srv.table.rows[idx].name == "exec" {
+        let c = &mut ctx.clients[ctx.id];
+        multi::discard_transaction(&mut ctx.srv.key_events, ctx.id, c);
+        let why = msg.strip_prefix("ERR ").unwrap_or(msg);
+        ctx.out.error(&format!(
+            "EXECABORT Transaction discarded because of: {why}"
+        ));
+    } else {
+        ctx.out.error(msg);
+    }
+    None
 }
 
 /// Why a command line names no runnable command.
@@ -73,38 +108,23 @@ fn lookup(ctx: &Ctx, args: Args) -> Result<usize, Lookup> {
     Ok(idx)
 }
 
-/// The handler of row `idx` if `argc` arguments satisfy its arity.
-fn handler_for(ctx: &Ctx, idx: usize, argc: usize) -> Option<Handler> {
+/// Whether row `idx` has a handler that takes `argc` arguments (Redis's ±N arity).
+fn runnable(ctx: &Ctx, idx: usize, argc: usize) -> bool {
     let cmd = ctx.srv.table.rows[idx];
     let argc = argc as i32;
-    cmd.handler
-        .filter(|_| (cmd.arity > 0 && cmd.arity == argc) || (cmd.arity < 0 && argc >= -cmd.arity))
+    cmd.handler.is_some()
+        && ((cmd.arity > 0 && cmd.arity == argc) || (cmd.arity < 0 && argc >= -cmd.arity))
 }
 
-/// Runs a handler and accounts for it in commandstats.
-fn run_handler(ctx: &mut Ctx, idx: usize, handler: Handler, args: Args) {
-    let errors_before = ctx.out.errors.len();
-    let start = Instant::now();
-    if let Err(e) = handler(ctx, args) {
-        ctx.out.error(&e.0);
-    }
-    // A command that blocked is counted once it is served, times out or is unblocked.
-    let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
-    let stats = &mut ctx.srv.table.stats[idx];
-    stats.calls += u64::from(!blocked);
-    stats.usec += start.elapsed().as_micros() as u64;
-    if ctx.out.errors.len() > errors_before {
-        stats.failed += 1;
-    }
-    ctx.srv.stats.total_commands_processed += 1;
-}
-
-fn dispatch(ctx: &mut Ctx, args: Args) {
+/// The checks a command passes before it runs or is queued (Redis's `processCommand`): lookup,
+/// arity, authentication, NO_MULTI inside MULTI, and the RESP2 subscriber-mode restriction. Returns
+/// the command's row, or None after replying the error.
+fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     let idx = match lookup(ctx, args) {
         Ok(idx) => idx,
         Err(Lookup::Unknown) => {
             ctx.out.error(&unknown_command(args));
-            return;
+            return None;
         }
         Err(Lookup::UnknownSub) => {
             ctx.out.error(&format!(
@@ -112,31 +132,72 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
                 c_trunc(&args[1], 128),
                 String::from_utf8_lossy(&args[0]).to_uppercase()
             ));
-            return;
+            return None;
         }
     };
     let cmd = ctx.srv.table.rows[idx];
-    let Some(handler) = handler_for(ctx, idx, args.len()) else {
-        ctx.srv.table.stats[idx].rejected += 1;
-        ctx.out.err(format!(
-            "wrong number of arguments for '{}' command",
-            cmd.name
-        ));
-        return;
-    };
+    if !runnable(ctx, idx, args.len()) {
+        let msg = format!("ERR wrong number of arguments for '{}' command", cmd.name);
+        return reject(ctx, idx, &msg);
+    }
     let client = &mut ctx.clients[ctx.id];
+    client.last_cmd = cmd.name;
     if !client.authenticated && !cmd.has(NO_AUTH) {
         if ctx.srv.config.requirepass.is_empty() {
             client.authenticated = true;
         } else {
-            ctx.srv.table.stats[idx].rejected += 1;
-            ctx.out.error("NOAUTH Authentication required.");
-            return;
+            return reject(ctx, idx, "NOAUTH Authentication required.");
         }
     }
-    client.last_cmd = cmd.name;
+    if cmd.has(NO_MULTI) && client.tx.in_multi() {
+        return reject(ctx, idx, "ERR Command not allowed inside a transaction");
+    }
+    if !ctx.out.resp3 && !cmd.has(SUB_OK) && client.subs.total() > 0 {
+        let msg = format!("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.name);
+        return reject(ctx, idx, &msg);
+    }
+    Some(idx)
+}
+
+/// Runs the handler of the command at row `idx`, which passed `check` (now, or when it was queued
+/// by MULTI: EXEC calls this for each queued command), and accounts for it in commandstats.
+pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
+    let cmd = ctx.srv.table.rows[idx];
+    let Some(handler) = cmd.handler else {
+        return;
+    };
+    let client = &ctx.clients[ctx.id];
     clock::set_no_touch(client.no_touch && cmd.name != "touch");
-    run_handler(ctx, idx, handler, args);
+    // Watched keys this command may expire lazily (Redis signals that deletion to their watchers).
+    let db = ctx.db;
+    let expiring = if ctx.srv.key_events.is_empty() {
+        Vec::new()
+    } else {
+        multi::expired_watched(ctx, cmd, args)
+    };
+    let start = Instant::now();
+    if let Err(e) = handler(ctx, args) {
+        ctx.out.error(&e.0);
+    }
+    let elapsed = start.elapsed().as_micros() as u64;
+    // A command that blocked is counted once it is served, times out or is unblocked.
+    let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
+    for key in expiring {
+        if ctx.srv.dbs[db].dict.find(&key).is_none() {
+            ctx.signal_modified_in(db, &key);
+        }
+    }
+    // Only errors not yet accounted to a (nested) command count as this command's failure.
+    let errors = ctx.out.errors.len();
+    let failed = errors > ctx.srv.stats.err_mark;
+    ctx.srv.stats.err_mark = errors;
+    let stats = &mut ctx.srv.table.stats[idx];
+    stats.calls += u64::from(!blocked);
+    stats.usec += elapsed;
+    if failed {
+        stats.failed += 1;
+    }
+    ctx.srv.stats.total_commands_processed += 1;
 }
 
 /// What a running script may do, checked for every command it calls.
@@ -145,20 +206,21 @@ pub struct ScriptRules {
     pub read_only: bool,
 }
 
-/// Runs a command called by a script (`redis.call` in every engine): the same table and handlers
-/// as a client's command, with Redis's script checks and error texts instead of a client's.
+/// Runs a command called by a script (`redis.call` in every engine): the same table, handlers and
+/// accounting as a client's command, with Redis's script checks and error texts instead of a
+/// client's (no MULTI queueing: the script itself is atomic).
 pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
     let Ok(idx) = lookup(ctx, args) else {
         ctx.out
             .error("ERR Unknown Redis command called from script");
         return;
     };
-    let cmd = ctx.srv.table.rows[idx];
-    let Some(handler) = handler_for(ctx, idx, args.len()) else {
+    if !runnable(ctx, idx, args.len()) {
         ctx.out
             .error("ERR Wrong number of args calling Redis command from script");
         return;
-    };
+    }
+    let cmd = ctx.srv.table.rows[idx];
     if cmd.has(NOSCRIPT) {
         ctx.out
             .error("ERR This Redis command is not allowed from script");
@@ -172,5 +234,8 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
         }
         ctx.srv.scripting.running.wrote = true;
     }
-    run_handler(ctx, idx, handler, args);
+    // The script's reply buffer counts its errors from zero; the caller's mark is restored after.
+    let mark = std::mem::replace(&mut ctx.srv.stats.err_mark, ctx.out.errors.len());
+    call(ctx, idx, args);
+    ctx.srv.stats.err_mark = mark;
 }

@@ -52,6 +52,22 @@ impl KeyEvents {
         self.waiting.entry((db, Box::from(key))).or_default()
     }
 
+    /// Registers `client` as a WATCHer of `key` (the caller makes sure it is not already).
+    pub fn watch(&mut self, db: usize, key: &[u8], client: usize) {
+        self.entry(db, key).watchers.push(client);
+    }
+
+    /// Drops `client` from a key's WATCHers, forgetting the key once nobody waits.
+    pub fn unwatch(&mut self, db: usize, key: &[u8], client: usize) {
+        let k = (db, Box::from(key));
+        if let Some(w) = self.waiting.get_mut(&k) {
+            w.watchers.retain(|&c| c != client);
+            if w.is_empty() {
+                self.waiting.remove(&k);
+            }
+        }
+    }
+
     /// Drops `client` from a key's waiters (both kinds), forgetting the key once nobody waits.
     pub fn forget(&mut self, db: usize, key: &[u8], client: usize) {
         let k = (db, Box::from(key));

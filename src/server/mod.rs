@@ -10,6 +10,7 @@ pub mod blocking;
 pub mod client;
 pub mod gate;
 pub mod key_events;
+pub mod pubsub;
 mod signals;
 
 use std::collections::HashMap;
@@ -51,6 +52,8 @@ pub struct State {
     pub blocking: blocking::Blocking,
     /// The scripting engines and the script running now.
     pub scripting: crate::script::Scripting,
+    /// Channel, pattern and shard channel subscribers, and the clients messages went to.
+    pub pubsub: pubsub::PubSub,
     next_client_id: u64,
 }
 
@@ -73,6 +76,9 @@ pub struct Stats {
     pub ops_samples: Vec<(Instant, u64)>,
     pub expired_stale_perc: f64,
     pub expire_cycle_cpu_ms: u64,
+    /// Error replies already accounted to a command's failed_calls in this batch (Redis's
+    /// `prev_err_count`): EXEC is not failed by its queued commands' errors.
+    pub err_mark: usize,
 }
 
 impl State {
@@ -97,6 +103,7 @@ impl State {
             kill_list: Vec::new(),
             key_events: key_events::KeyEvents::default(),
             blocking: blocking::Blocking::default(),
+            pubsub: pubsub::PubSub::default(),
             next_client_id: 1,
         }
     }
@@ -453,6 +460,8 @@ impl Server {
         for key in std::mem::take(&mut self.state.kill_list) {
             self.close_client(key);
         }
+        self.close_over_limit();
+        self.pending.append(&mut self.state.pubsub.notified);
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
         pending.dedup();
@@ -508,9 +517,21 @@ impl Server {
         }
     }
 
+    /// Closes the subscribers `pubsub::publish` found over their output buffer limit.
+    fn close_over_limit(&mut self) {
+        for (key, id) in std::mem::take(&mut self.state.pubsub.to_close) {
+            if self.clients.get(key).is_some_and(|c| c.id == id) {
+                self.close_client(key);
+            }
+        }
+    }
+
     fn close_client(&mut self, key: usize) {
         blocking::unblock(&mut self.state, &mut self.clients, key);
         if let Some(mut c) = self.clients.try_remove(key) {
+            // Leave MULTI, unwatch, unsubscribe: nothing may point at a freed slab key.
+            crate::cmd::multi::discard_transaction(&mut self.state.key_events, key, &mut c);
+            self.state.pubsub.unsubscribe_all(&mut c.subs, key);
             let _ = self.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
@@ -534,9 +555,12 @@ impl Server {
             let idle: Vec<usize> = self
                 .clients
                 .iter()
-                // As Redis, a blocked client is not idle: it waits for its own timeout.
+                // As Redis, a blocked client is not idle (it waits for its own timeout), and
+                // subscribers only listen: Redis never times them out.
                 .filter(|(_, c)| {
-                    c.blocked.is_none() && c.last_interaction.elapsed().as_secs() as i64 > timeout
+                    c.blocked.is_none()
+                        && c.subs.total() == 0
+                        && c.last_interaction.elapsed().as_secs() as i64 > timeout
                 })
                 .map(|(k, _)| k)
                 .collect();
