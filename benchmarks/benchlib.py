@@ -517,6 +517,270 @@ class Connection:
             )
 
 
+    def _finish(self, got, expected):
+        """The rest of a reply that came in pieces; raises ReplyMismatch if it is not expected."""
+        while len(got) < len(expected) and expected.startswith(got):
+            got += self._recv()
+        if got != expected:
+            raise ReplyMismatch(
+                f"{self.label}: unexpected reply:\n  got      {show(got)}\n"
+                f"  expected {show(expected)}"
+            )
+
+    def roundtrips(self, requests, expected):
+        """Sends each request and waits for its reply before the next: sequential.
+
+        expected: the reply bytes every request must get, or a list of them
+        (one per request). Returns the seconds taken.
+        """
+        if self.pos < len(self.buf):
+            raise BenchmarkError(f"{self.label}: unread replies before a timed run")
+        sendall = self.sock.sendall
+        recv = self.sock.recv
+        finish = self._finish
+        try:
+            if isinstance(expected, bytes):
+                t0 = time.perf_counter()
+                for req in requests:
+                    sendall(req)
+                    got = recv(RECV_SIZE)
+                    if got != expected:
+                        finish(got, expected)
+            else:
+                t0 = time.perf_counter()
+                for req, exp in zip(requests, expected):
+                    sendall(req)
+                    got = recv(RECV_SIZE)
+                    if got != exp:
+                        finish(got, exp)
+            return time.perf_counter() - t0
+        except socket.timeout:
+            raise BenchmarkError(f"{self.label}: no reply within {SOCKET_TIMEOUT:g}s") from None
+
+    def batches(self, batches, expected):
+        """Sends each batch (many commands, one sendall) and reads all its replies
+        (compared as bytes with the matching entry of expected) before the next:
+        pipelined, len(batch) commands in flight. Returns the seconds taken.
+        """
+        if self.pos < len(self.buf):
+            raise BenchmarkError(f"{self.label}: unread replies before a timed run")
+        sendall = self.sock.sendall
+        expect = self.expect
+        try:
+            t0 = time.perf_counter()
+            for batch, exp in zip(batches, expected):
+                sendall(batch)
+                expect(exp)
+            return time.perf_counter() - t0
+        except socket.timeout:
+            raise BenchmarkError(f"{self.label}: no reply within {SOCKET_TIMEOUT:g}s") from None
+
+
+# ---------------------------------------------------------------------------
+# Engines and targets (what the scripting drivers share)
+# ---------------------------------------------------------------------------
+
+# Every scripting engine: (name, command prefix, script file extension). An
+# engine is reached by <prefix>EVALSHA, <prefix>SCRIPT LOAD; its version of a
+# driver's script is benchmarks/scripts/<script>.<ext>.
+ENGINES = (
+    ("lua", "", "lua"),
+    ("luau", "LUAU.", "luau"),
+    ("quickjs", "QUICKJS.", "js"),
+    ("tcl", "TCL.", "tcl"),
+    ("upython", "UPYTHON.", "py"),
+    ("wren", "WREN.", "wren"),
+)
+ENGINE_NAMES = tuple(e[0] for e in ENGINES)
+SCRIPTS_DIR = os.path.join(REPO_ROOT, "benchmarks", "scripts")
+TRANSPORTS = ("tcp", "unix")
+
+
+def note(message):
+    """Progress and notices go to stderr; stdout is kept for the results."""
+    print(message, file=sys.stderr, flush=True)
+
+
+class Engine:
+    """A scripting engine the server has, with the driver's script loaded."""
+
+    def __init__(self, name, prefix, path, sha):
+        self.name = name
+        self.prefix = prefix
+        self.path = path
+        self.sha = sha
+        self.evalsha = prefix + "EVALSHA"
+
+
+def load_scripts(conn, script, scripts_dir=SCRIPTS_DIR, only=None, where=""):
+    """<prefix>SCRIPT LOAD of scripts_dir/<script>.<ext> for every engine the server has.
+
+    An engine whose SCRIPT LOAD is an unknown command is reported as not
+    available (stderr) and skipped. An engine that is there but has no script
+    file, or whose script does not load, stops the run (BenchmarkError).
+    only: engine names to try (None: all). Returns [Engine].
+    """
+    found = []
+    for name, prefix, ext in ENGINES:
+        if only is not None and name not in only:
+            continue
+        path = os.path.join(scripts_dir, f"{script}.{ext}")
+        try:
+            with open(path, "rb") as f:
+                body = f.read()
+        except OSError:
+            body = None
+        if body is None:  # is the engine there at all?
+            conn.send(encode(prefix + "SCRIPT", "EXISTS", "0" * 40))
+        else:
+            conn.send(encode(prefix + "SCRIPT", "LOAD", body))
+        reply = conn.read(1)[0]
+        if isinstance(reply, ReplyError) and reply.is_unknown_command():
+            note(f"{name}: not available{where} ({prefix}SCRIPT is an unknown command); skipped")
+            continue
+        if body is None:
+            raise BenchmarkError(f"engine {name} is available{where} but {path} is missing")
+        if isinstance(reply, ReplyError) or not isinstance(reply, bytes) or len(reply) != 40:
+            raise BenchmarkError(
+                f"{name}: {prefix}SCRIPT LOAD {path} failed{where}: {show(reply)}"
+            )
+        found.append(Engine(name, prefix, path, reply.decode()))
+    return found
+
+
+def has_command(conn, *probe):
+    """False if the probe command is unknown to the server; True otherwise (any reply)."""
+    conn.send(encode(*probe))
+    reply = conn.read(1)[0]
+    return not (isinstance(reply, ReplyError) and reply.is_unknown_command())
+
+
+class Target:
+    """One server the driver talks to: a label and a connection per transport."""
+
+    def __init__(self, label, host=None, port=None, unix=None, server=None):
+        self.label = label
+        self.server = server
+        self.conns = {}
+        try:
+            if port is not None:
+                self.conns["tcp"] = Connection.tcp(host, port)
+            if unix is not None:
+                self.conns["unix"] = Connection.unix(unix)
+        except OSError as e:
+            self.close()
+            where = ", ".join(filter(None, [port and f"{host}:{port}", unix]))
+            raise BenchmarkError(f"cannot connect to {label} ({where}): {e}") from None
+
+    def conn(self):
+        """The connection for setup and checks: the Unix socket if there is one."""
+        return self.conns.get("unix") or self.conns["tcp"]
+
+    def check_running(self):
+        if self.server is not None:
+            self.server.check_running()
+
+    def info_version(self):
+        try:
+            info = self.conn().call("INFO", "server")
+        except ReplyError:
+            return "?"
+        for line in info.decode(errors="replace").splitlines():
+            if line.startswith("redis_version:"):
+                return "redis_version " + line.split(":", 1)[1]
+        return "?"
+
+    def close(self):
+        for c in self.conns.values():
+            c.close()
+
+
+def add_target_arguments(parser):
+    """The options every scripting driver has: which server, a reference, outputs."""
+    parser.add_argument("--goblin-bin", default="target/release/goblin-core",
+                        help="the Goblin Core binary the driver starts (relative paths are "
+                        "tried from the current directory, then from the repository root)")
+    parser.add_argument("--host", help="target a running server at this host instead of "
+                        "starting one (with --port; default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="target a running server's TCP port")
+    parser.add_argument("--unix-socket", help="target a running server's Unix socket")
+    parser.add_argument("--redis-bin", help="also start this redis-server and add a reference "
+                        "row: the same Lua script on real Redis")
+    parser.add_argument("--engines", default=",".join(ENGINE_NAMES),
+                        help="comma-separated engines to try (those the server lacks are "
+                        "skipped)")
+    parser.add_argument("--scripts-dir", default=SCRIPTS_DIR,
+                        help="where the scripts are (<script>.<ext> per engine)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--chart", metavar="FILE.png",
+                        help="also draw the results (needs matplotlib)")
+
+
+def check_target_arguments(parser, args):
+    engines = [e.strip().lower() for e in args.engines.split(",") if e.strip()]
+    unknown = [e for e in engines if e not in ENGINE_NAMES]
+    if unknown or not engines:
+        parser.error(f"--engines takes some of {','.join(ENGINE_NAMES)}")
+    args.engines = engines
+    args.external = args.host is not None or args.port is not None or args.unix_socket is not None
+    if args.external:
+        if args.host is not None and args.port is None:
+            args.port = 6379
+        if args.port is not None and args.host is None:
+            args.host = "127.0.0.1"
+    else:
+        args.goblin_path = find_binary(args.goblin_bin)
+        if args.goblin_path is None:
+            parser.exit(2, f"Goblin Core binary not found: {args.goblin_bin} "
+                        "(build it with cargo build --release, or pass --goblin-bin, "
+                        "or --host/--port/--unix-socket for a running server)\n")
+    if args.redis_bin is not None:
+        args.redis_path = find_binary(args.redis_bin)
+        if args.redis_path is None:
+            parser.exit(2, f"{args.redis_bin} not found (Debian: apt-get install redis-server)\n")
+    if args.chart:
+        require_matplotlib()
+
+
+def open_targets(args, servers):
+    """(main target, reference target or None): started in servers, or connected to."""
+    if args.external:
+        where = ", ".join(filter(None, [args.port and f"{args.host}:{args.port}",
+                                        args.unix_socket]))
+        main = Target(f"server at {where}", args.host, args.port, args.unix_socket)
+        main.version = main.info_version()
+    else:
+        note(f"starting Goblin Core ({args.goblin_path})")
+        s = servers.start("Goblin Core", args.goblin_path)
+        main = Target("Goblin Core", s.host, s.port, s.socket, server=s)
+        main.version = version(args.goblin_path)
+    reference = None
+    if args.redis_bin is not None:
+        note(f"starting redis-server ({args.redis_path}) for the reference row")
+        s = servers.start("Redis", args.redis_path)
+        reference = Target("redis-server", s.host, s.port, s.socket, server=s)
+        reference.version = version(args.redis_path)
+    return main, reference
+
+
+def gc_paused():
+    """A context manager: no garbage collection pauses inside a timed loop."""
+    import contextlib
+    import gc
+
+    @contextlib.contextmanager
+    def paused():
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if was:
+                gc.enable()
+
+    return paused()
+
+
 # ---------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------
