@@ -52,7 +52,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 START_TIMEOUT = 10.0  # seconds for a server to answer PING
 STOP_TIMEOUT = 5.0  # seconds for a server to exit after SIGTERM, before SIGKILL
 SOCKET_TIMEOUT = 60.0  # seconds any one read or write on a client socket may take
-RECV_SIZE = 1 << 18
+RECV_SIZE = 1 << 16  # below glibc's mmap threshold: no mmap/munmap per recv
 
 
 class BenchmarkError(Exception):

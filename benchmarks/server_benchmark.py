@@ -28,7 +28,8 @@ the median is reported.
 
 Traffic goes only to 127.0.0.1 and to the two Unix sockets. Both servers are
 stopped at the end, also on Ctrl-C, SIGTERM or an error, and every
-redis-benchmark run is bounded by ``--timeout`` seconds. A run that fails on
+redis-benchmark run is bounded by ``--timeout`` seconds. (Starting and stopping
+the servers is benchlib.py's, shared with the scripting benchmark drivers.) A run that fails on
 one server (for instance a test whose command that server does not have yet)
 shows "failed" in its row and is explained on stderr; the other points still
 run, and the exit status is 1. The exit status is 0 when every point was
