@@ -28,7 +28,8 @@ the median is reported.
 
 Traffic goes only to 127.0.0.1 and to the two Unix sockets. Both servers are
 stopped at the end, also on Ctrl-C, SIGTERM or an error, and every
-redis-benchmark run is bounded by ``--timeout`` seconds. A run that fails on
+redis-benchmark run is bounded by ``--timeout`` seconds. (Starting and stopping
+the servers is benchlib.py's, shared with the scripting benchmark drivers.) A run that fails on
 one server (for instance a test whose command that server does not have yet)
 shows "failed" in its row and is explained on stderr; the other points still
 run, and the exit status is 1. The exit status is 0 when every point was
@@ -38,133 +39,25 @@ measured.
 import argparse
 import csv
 import io
-import os
-import shutil
-import signal
-import socket
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import benchlib
+from benchlib import BenchmarkError
+
 PIPELINES = (1, 16, 256)
 TRANSPORTS = ("tcp", "unix")
-START_TIMEOUT = 10.0  # seconds for a server to answer PING
-STOP_TIMEOUT = 5.0  # seconds for a server to exit after SIGTERM, before SIGKILL
-
-
-class BenchmarkError(Exception):
-    """Stops the whole run (a server did not start or exited)."""
 
 
 class PointError(Exception):
     """One redis-benchmark run failed (e.g. a command the server does not have yet)."""
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def ping(family, address):
-    """True if a server at address answers PING with +PONG."""
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as s:
-            s.settimeout(0.5)
-            s.connect(address)
-            s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-class Server:
-    """One server process on a loopback port and a Unix socket."""
-
-    def __init__(self, name, binary, workdir):
-        self.name = name
-        self.binary = binary
-        self.dir = os.path.join(workdir, name.lower().replace(" ", "-"))
-        os.mkdir(self.dir)
-        self.socket = os.path.join(self.dir, "server.sock")
-        self.log_path = os.path.join(self.dir, "server.log")
-        self.port = None
-        self.proc = None
-        self.log = None
-
-    def start(self):
-        for _attempt in range(3):
-            self.port = free_port()
-            args = [
-                self.binary,
-                "--port", str(self.port),
-                "--bind", "127.0.0.1",
-                "--unixsocket", self.socket,
-                "--save", "",
-                "--appendonly", "no",
-                "--dir", self.dir,
-            ]
-            self.log = open(self.log_path, "ab")
-            # A session of its own: Ctrl-C reaches this script only, which then stops the server.
-            self.proc = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=self.log,
-                stderr=subprocess.STDOUT,
-                cwd=self.dir,
-                start_new_session=True,
-            )
-            deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                if ping(socket.AF_INET, ("127.0.0.1", self.port)) and ping(
-                    socket.AF_UNIX, self.socket
-                ):
-                    return
-                time.sleep(0.05)
-            self.stop()  # exited (port taken meanwhile?) or never answered: try another port
-        raise BenchmarkError(
-            f"{self.name} ({self.binary}) did not start; its log:\n{self.log_tail()}"
-        )
-
-    def log_tail(self, lines=15):
-        try:
-            with open(self.log_path, "rb") as f:
-                text = f.read().decode(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(STOP_TIMEOUT)
-        self.proc = None
-        if self.log is not None:
-            self.log.close()
-            self.log = None
-
-    def target(self, transport):
-        if transport == "tcp":
-            return ["-h", "127.0.0.1", "-p", str(self.port)]
-        return ["-s", self.socket]
-
-
-def version(binary):
-    try:
-        out = subprocess.run(
-            [binary, "--version"], capture_output=True, text=True, timeout=10
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "?"
-    return out.strip().splitlines()[0] if out.strip() else "?"
+def target(server, transport):
+    """redis-benchmark's arguments to reach server over transport."""
+    if transport == "tcp":
+        return ["-h", "127.0.0.1", "-p", str(server.port)]
+    return ["-s", server.socket]
 
 
 def parse_csv(text):
@@ -185,7 +78,7 @@ def parse_csv(text):
 def run_benchmark(args, server, transport, pipeline, test):
     cmd = (
         [args.benchmark_bin]
-        + server.target(transport)
+        + target(server, transport)
         + ["-t", test, "-n", str(args.requests), "-c", str(args.clients),
            "-P", str(pipeline), "--csv"]
     )
@@ -204,8 +97,7 @@ def run_benchmark(args, server, transport, pipeline, test):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    if server.proc is None or server.proc.poll() is not None:
-        raise BenchmarkError(f"{server.name} exited during the run:\n{server.log_tail()}")
+    server.check_running()
     rows = parse_csv(out)
     if proc.returncode != 0 or not rows:
         raise PointError(
@@ -257,39 +149,32 @@ def main():
     if args.rounds < 1 or args.requests < 1 or args.clients < 1 or min(pipelines) < 1:
         parser.error("--rounds, --requests, --clients and --pipelines must be positive")
 
-    goblin_bin = args.goblin_bin
-    if not os.path.isabs(goblin_bin) and not os.path.exists(goblin_bin):
-        goblin_bin = os.path.join(REPO_ROOT, goblin_bin)
-    goblin_bin = os.path.abspath(goblin_bin)
-    if not os.access(goblin_bin, os.X_OK):
-        sys.exit(f"Goblin Core binary not found: {goblin_bin} (build it with cargo build --release)")
-    for tool in (args.redis_bin, args.benchmark_bin):
-        if shutil.which(tool) is None:
+    goblin_bin = benchlib.find_binary(args.goblin_bin)
+    if goblin_bin is None:
+        sys.exit(f"Goblin Core binary not found: {args.goblin_bin} "
+                 "(build it with cargo build --release)")
+    redis_bin = benchlib.find_binary(args.redis_bin)
+    benchmark_bin = benchlib.find_binary(args.benchmark_bin)
+    for tool, found in ((args.redis_bin, redis_bin), (args.benchmark_bin, benchmark_bin)):
+        if found is None:
             sys.exit(f"{tool} not found (Debian: apt-get install redis-server redis-tools)")
-    redis_bin = shutil.which(args.redis_bin)
-    benchmark_bin = shutil.which(args.benchmark_bin)
     args.benchmark_bin = benchmark_bin
 
     # SIGTERM (and SIGHUP) stop the run like Ctrl-C does, so the servers are stopped below.
-    def interrupted(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+    benchlib.install_signal_handlers()
 
-    signal.signal(signal.SIGTERM, interrupted)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, interrupted)
-
-    workdir = tempfile.mkdtemp(prefix="goblin-bench-")
-    goblin = Server("Goblin Core", goblin_bin, workdir)
-    redis = Server("Redis", redis_bin, workdir)
+    group = benchlib.Servers()
+    goblin = group.add("Goblin Core", goblin_bin)
+    redis = group.add("Redis", redis_bin)
     servers = (goblin, redis)
     status = 0
     errors = []
     try:
         for s in servers:
             s.start()
-        print(f"Goblin Core: {version(goblin_bin)}")
-        print(f"Redis:       {version(redis_bin)}")
-        print(f"Client:      {version(benchmark_bin)}, -c {args.clients}, "
+        print(f"Goblin Core: {benchlib.version(goblin_bin)}")
+        print(f"Redis:       {benchlib.version(redis_bin)}")
+        print(f"Client:      {benchlib.version(benchmark_bin)}, -c {args.clients}, "
               f"-n {args.requests}, rounds {args.rounds} (median)")
         print()
         header = f"{'transport':<9} {'pipeline':>8}  {'test':<20} {'Goblin ops/s':>14} " \
@@ -324,8 +209,8 @@ def main():
                     for name in names:
                         g = samples[goblin.name].get(name)
                         r = samples[redis.name].get(name)
-                        g = statistics.median(g) if g else None
-                        r = statistics.median(r) if r else None
+                        g = benchlib.median(g) if g else None
+                        r = benchlib.median(r) if r else None
                         ratio = f"{g / r:.2f}" if g and r else "-"
                         gs = "failed" if goblin.name in failed else fmt_ops(g)
                         rs = "failed" if redis.name in failed else fmt_ops(r)
@@ -344,17 +229,7 @@ def main():
         print("\ninterrupted; stopping the servers", file=sys.stderr)
         status = 130
     finally:
-        # Ignore further signals while stopping, so a second Ctrl-C can't leave a server behind.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-        for s in servers:
-            try:
-                s.stop()
-            except Exception as e:  # keep stopping the other one
-                print(f"error stopping {s.name}: {e}", file=sys.stderr)
-                if s.proc is not None:
-                    s.proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        group.stop_all()  # every server stopped, even on a second Ctrl-C; the temp dir removed
     return status
 
 

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Time-decay leaderboard rescore: every scripting engine against the native command.
+
+Usage (from the repository root, after ``cargo build --release``)::
+
+    python3 benchmarks/leaderboard_rescore_benchmark.py --goblin-bin target/release/goblin-core --members 1000 --k 10
+    python3 benchmarks/leaderboard_rescore_benchmark.py --redis-bin redis-server   # + a Redis reference row
+    python3 benchmarks/leaderboard_rescore_benchmark.py --port 6379                # a running server
+
+The workload: a leaderboard is a sorted set of ``--members`` members whose
+score is each member's last-activity unix timestamp. A read-only rescore reads
+the whole board, computes every member's recency weight at a fixed ``now``,
+and replies the top ``--k`` member names. ~1000 iterations of parse +
+arithmetic + branch + list ops per call: this measures the interpreter's
+execution speed, not per-call overhead. The exact semantics (which every form
+must meet, verified before timing)::
+
+    age = max(0, now - score)
+    LINEAR: weight = 1 / (1 + age / param)
+    EXP:    weight = 0.5 ^ (age / param)
+    STEP:   weight = 1 if age <= param else 0
+    top-k by weight descending, ties by member name ascending (byte order),
+    zero weights left out; the reply is the member names.
+
+The board (deterministic, seed below): ``now`` = 1700000000; 3 members a few
+seconds *ahead* of now (clock skew: age clamps to 0, so they tie at weight 1
+and their names decide), about 80 % active within the last 30 days (most
+within hours: exponential ages, mean 6 h), about 20 % dormant for 1-3 years;
+one member in ten shares its timestamp with another (batch updates), so ties
+occur. The driver prints how many members have a weight > 0 in each mode. The
+``param`` per mode, chosen so each top-k means something:
+
+* LINEAR, param 3600 -- the weight halves at one hour of age; every member
+  has a weight > 0, so the top-k is the k most recently active.
+* EXP, param 3600 -- a one-hour half-life; a dormant member's weight
+  underflows to exactly 0 (0.5^8760 and beyond) and is left out, while every
+  active member's stays a normal double (>= 0.5^720), so no engine's pow
+  rounding can reorder anything.
+* STEP, param 14400 -- a four-hour window: about 40 % of the members are
+  in (weight 1, ties broken by name), the rest left out -- the top-k is the k
+  smallest names active in the last four hours.
+
+(Any decay is monotone in age, so LINEAR and EXP rank alike; they differ in the
+work per member -- a division against a pow -- and in what EXP leaves out.)
+
+The forms, one table row each: ``<engine> <P.>EVALSHA`` for every scripting
+engine the server has (``benchmarks/scripts/rescore.<ext>``, ``<P.>SCRIPT
+LOAD``-ed once; an engine whose SCRIPT LOAD is an unknown command is "not
+available" on stderr and skipped), ``native GOBLIN.TD_LEADERBOARD_RESCORE key
+now mode param k`` when the server has it, and with ``--redis-bin PATH`` the
+same Lua script on a real redis-server the driver starts, as a reference.
+
+Verification, before any timing: a pure-Python implementation of the
+semantics above computes the expected reply for every mode, at ``--k`` and at
+k = all members (which checks that zero weights are left out); every form's
+reply must equal it -- so even a single engine is checked. A mismatch names
+the form, the mode and the first differing position, and the driver exits
+with status 1. Jim Tcl's expr has no pow, so its script may answer EXP with an
+error: that one cell is "n/a", any other error fails the verification.
+
+Timing: per mode and form, ``--calls`` calls by EVALSHA (or the native
+command), ``--pipeline`` in flight, over the Unix socket (over TCP only if the
+target has no Unix socket), each reply checked against the expected bytes.
+One number per mode: microseconds per call (lower is better), the median of
+``--rounds`` (5) rounds; the forms' order rotates from round to round. Each
+number comes with its ratio to the native command (``10.00x`` = ten times as
+slow), or to Goblin Core's Lua row when the server has no native command.
+**The ratios are what to read**; the absolute numbers depend on the machine.
+
+The client is benchlib's raw RESP client (one Python connection), not
+redis-py: requests are encoded before the clock starts and replies compared as
+bytes, so the client's own per-call cost stays small next to what is
+measured. Progress goes to stderr, the table to stdout; ``--json FILE`` also
+writes every sample, ``--chart FILE.png`` draws the medians (needs
+matplotlib). Traffic goes only to 127.0.0.1 and Unix sockets (unless --host
+says otherwise); servers the driver started are always stopped; on a running
+server the board (``bench:rescore:<pid>:board``) is deleted at the end. Exit
+status: 0 measured, 1 a check failed (including: the server has no sorted
+sets) or a server misbehaved, 2 usage, 130 interrupted.
+"""
+
+import argparse
+import os
+import random
+import sys
+import time
+
+import benchlib
+from benchlib import BenchmarkError, ReplyError, encode, encode_reply, note
+
+NOW = 1700000000
+SEED = 20240607
+MODES = (("LINEAR", 3600), ("EXP", 3600), ("STEP", 14400))
+# (engine, mode) pairs an engine may not be able to express: an error reply there is "n/a".
+MAY_NOT_SUPPORT = {("tcl", "EXP"): "Jim Tcl's expr has no pow/exp"}
+NATIVE = "GOBLIN.TD_LEADERBOARD_RESCORE"
+ZADD_BATCH = 200
+
+
+def build_board(members, seed=SEED):
+    """[(member name, score)], deterministic for (members, seed)."""
+    rng = random.Random(seed)
+    names = [f"player:{i:05d}" for i in range(members)]
+    rng.shuffle(names)  # so that names and recency are unrelated
+    scores = []
+    for i in range(members):
+        if i < min(3, members):
+            score = NOW + rng.randint(1, 30)  # clock skew: ahead of now
+        elif rng.random() < 0.2:
+            score = NOW - rng.randint(365 * 86400, 3 * 365 * 86400)  # dormant
+        else:
+            score = NOW - min(int(rng.expovariate(1 / 21600)), 30 * 86400)  # active
+        if scores and rng.random() < 0.1:
+            score = rng.choice(scores)  # a batch update: the same timestamp as another
+        scores.append(score)
+    return list(zip(names, scores))
+
+
+def reference(board, mode, param, k):
+    """The exact semantics, in Python: the expected reply (member names, bytes)."""
+    now = float(NOW)
+    scored = []
+    for name, score in board:
+        age = now - float(score)
+        if age < 0:
+            age = 0.0
+        if mode == "LINEAR":
+            w = 1 / (1 + age / param)
+        elif mode == "EXP":
+            w = 0.5 ** (age / param)
+        else:
+            w = 1.0 if age <= param else 0.0
+        if w > 0:
+            scored.append((-w, name.encode()))
+    scored.sort()
+    return [name for _w, name in scored[:k]]
+
+
+class Form:
+    """One row: an engine's EVALSHA or the native command, on a target."""
+
+    def __init__(self, name, target, engine=None):
+        self.name = name
+        self.target = target
+        self.engine = engine
+        self.samples = {m: [] for m, _ in MODES}
+        self.unsupported = {}  # mode -> reason
+
+    def request(self, key, mode, param, k):
+        if self.engine is None:
+            return encode(NATIVE, key, NOW, mode, param, k)
+        return encode(self.engine.evalsha, self.engine.sha, 1, key, NOW, mode, param, k)
+
+
+def load_board(target, key, board):
+    conn = target.conn()
+    conn.call("DEL", key)
+    commands = []
+    for i in range(0, len(board), ZADD_BATCH):
+        args = ["ZADD", key]
+        for name, score in board[i:i + ZADD_BATCH]:
+            args += [score, name]
+        commands.append(tuple(args))
+    for reply in conn.pipeline(commands):
+        if isinstance(reply, ReplyError):
+            if reply.is_unknown_command():
+                raise BenchmarkError(f"{target.label} has no ZADD (no sorted sets yet); "
+                                     "this benchmark needs them to build the board")
+            raise BenchmarkError(f"ZADD on {target.label} failed: {reply.message}")
+    size = conn.call("ZCARD", key)
+    if size != len(board):
+        raise BenchmarkError(f"the board on {target.label} has {size} members, "
+                             f"not {len(board)}")
+
+
+def verify(forms, key, board, k):
+    """Every form, every mode, at k and at k = all: the Python reference's reply.
+
+    Returns {mode: expected reply bytes at k}; raises BenchmarkError on any mismatch."""
+    failures = []
+    expected = {}
+    for mode, param in MODES:
+        for kk in sorted({k, len(board)}):
+            want = reference(board, mode, param, kk)
+            if kk == k:
+                expected[mode] = encode_reply(want)
+            for form in forms:
+                conn = form.target.conn()
+                conn.send(form.request(key, mode, param, kk))
+                got = conn.read(1)[0]
+                if got == want:
+                    continue
+                reason = form.engine and MAY_NOT_SUPPORT.get((form.engine.name, mode))
+                if isinstance(got, ReplyError) and reason:
+                    form.unsupported[mode] = reason
+                    continue
+                failures.append(describe(form.name, mode, param, kk, got, want))
+    if failures:
+        raise BenchmarkError(
+            "verification failed: these replies differ from the reference semantics "
+            "(age = max(0, now - score); top-k by weight desc, name asc; zero weights "
+            "left out):\n" + "\n".join(failures))
+    for form in forms:
+        for mode, reason in form.unsupported.items():
+            note(f"{form.name}: {mode} not supported ({reason}); n/a")
+    note(f"verified: {len(forms)} forms x {len(MODES)} modes equal the Python reference "
+         f"(k = {k} and k = all {len(board)})")
+    return expected
+
+
+def describe(name, mode, param, k, got, want):
+    head = f"  {name}, {mode} param {param} k {k}: "
+    if not isinstance(got, list):
+        return head + f"got {benchlib.show(got)}, want {len(want)} names"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            return head + (f"position {i + 1}: got {benchlib.show(g)}, want "
+                           f"{benchlib.show(w)} ({len(got)} names, want {len(want)})")
+    return head + f"got {len(got)} names, want {len(want)} (equal up to the shorter)"
+
+
+def describe_board(board, k):
+    counts = {m: len(reference(board, m, p, len(board))) for m, p in MODES}
+    note(f"board: {len(board)} members, now {NOW}; weight > 0 for "
+         + ", ".join(f"{m} {c}" for m, c in counts.items()))
+    for m, c in counts.items():
+        if c <= k:
+            note(f"note: {m} has only {c} members with weight > 0, not more than k = {k}; "
+                 "a larger --members makes its top-k more telling")
+
+
+def timed_run(form, key, mode, param, k, expected, calls, pipeline):
+    """µs per call of one run, pipelined over the Unix socket (or TCP)."""
+    target = form.target
+    conn = target.conns.get("unix") or target.conns["tcp"]
+    req = form.request(key, mode, param, k)
+    batches, exps = [], []
+    for i in range(0, calls, pipeline):
+        n = min(pipeline, calls - i)
+        batches.append(req * n)
+        exps.append(expected * n)
+    with benchlib.gc_paused():
+        seconds = conn.batches(batches, exps)
+    target.check_running()
+    return seconds * 1e6 / calls
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="Time-decay leaderboard rescore by every scripting engine (EVALSHA) and "
+        "the native GOBLIN.TD_LEADERBOARD_RESCORE; read the ratios.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    benchlib.add_target_arguments(parser)
+    parser.add_argument("--members", type=int, default=1000, help="members on the board")
+    parser.add_argument("--k", type=int, default=10, help="how many top members a call replies")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="timed runs per number; the median is reported")
+    parser.add_argument("--calls", type=int, default=500, help="calls per timed run")
+    parser.add_argument("--pipeline", type=int, default=50, help="calls in flight")
+    parser.add_argument("--seed", type=int, default=SEED, help="the board's random seed")
+    args = parser.parse_args()
+    if min(args.members, args.k, args.rounds, args.calls, args.pipeline) < 1:
+        parser.error("--members, --k, --rounds, --calls and --pipeline must be positive")
+    benchlib.check_target_arguments(parser, args)
+    benchlib.install_signal_handlers()
+
+    board = build_board(args.members, args.seed)
+    key = f"bench:rescore:{os.getpid()}:board"
+    main_target = reference_target = None
+    status = 0
+    with benchlib.Servers() as servers:
+        try:
+            main_target, reference_target = benchlib.open_targets(args, servers)
+            describe_board(board, args.k)
+            conn = main_target.conn()
+            forms = [Form(f"{e.name} {e.evalsha}", main_target, e) for e in
+                     benchlib.load_scripts(conn, "rescore", args.scripts_dir, args.engines)]
+            if benchlib.has_command(conn, NATIVE, key + ":probe", NOW, "LINEAR", 3600, 1):
+                forms.append(Form(f"native {NATIVE}", main_target))
+            else:
+                note(f"native {NATIVE}: not available (unknown command); skipped")
+            if reference_target is not None:
+                ref = benchlib.load_scripts(reference_target.conn(), "rescore",
+                                            args.scripts_dir, ["lua"], " on redis-server")
+                if not ref:
+                    raise BenchmarkError("redis-server did not load the Lua script")
+                forms.append(Form("lua EVALSHA (redis-server)", reference_target, ref[0]))
+            if not forms:
+                raise BenchmarkError(f"the server has no scripting engine and no {NATIVE}")
+            for t in {id(f.target): f.target for f in forms}.values():
+                load_board(t, key, board)
+            expected = verify(forms, key, board, args.k)
+            transports = {("unix" if "unix" in f.target.conns else "tcp") for f in forms}
+            if transports != {"unix"}:
+                note("note: no Unix socket to some server; pipelined over TCP there")
+
+            for rnd in range(args.rounds):
+                shift = rnd % len(forms)
+                for form in forms[shift:] + forms[:shift]:
+                    for mode, param in MODES:
+                        if mode in form.unsupported:
+                            continue
+                        form.samples[mode].append(timed_run(
+                            form, key, mode, param, args.k, expected[mode],
+                            args.calls, args.pipeline))
+                    shown = ", ".join(f"{m} {form.samples[m][-1]:.1f}" for m, _ in MODES
+                                      if form.samples[m])
+                    note(f"round {rnd + 1}/{args.rounds}  {form.name}: {shown} µs/call")
+            report(args, main_target, reference_target, forms, transports)
+        except BenchmarkError as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 1
+        except KeyboardInterrupt:
+            print("\ninterrupted; stopping", file=sys.stderr)
+            status = 130
+        finally:
+            for t in (main_target, reference_target):
+                if t is None:
+                    continue
+                if t.server is None:  # a running server: leave it clean
+                    try:
+                        t.conn().call("DEL", key)
+                    except Exception as e:  # noqa: BLE001 - best effort, report and go on
+                        print(f"warning: could not delete {key}: {e}", file=sys.stderr)
+                t.close()
+    return status
+
+
+def report(args, main_target, reference_target, forms, transports):
+    modes = [m for m, _ in MODES]
+    medians = {f.name: {m: benchlib.median(f.samples[m]) for m in modes} for f in forms}
+    base = next((f for f in forms if f.engine is None), None) or next(
+        (f for f in forms if f.engine.name == "lua" and f.target is main_target), forms[0])
+    over = "Unix socket" if transports == {"unix"} else "Unix socket / TCP"
+    print(f"Leaderboard rescore ({args.members} members, top {args.k}), µs/call, pipelined "
+          f"({args.pipeline} in flight) over the {over}, median of {args.rounds} rounds "
+          f"of {args.calls} calls; lower is better")
+    print(f"Server:    {main_target.label}: {main_target.version}")
+    if reference_target is not None:
+        print(f"Reference: {reference_target.label}: {reference_target.version}")
+    print("Client:    benchlib raw RESP, one Python connection")
+    print("Params:    " + ", ".join(f"{m} {p}" for m, p in MODES) + f" (now {NOW})")
+    print(f"Ratios:    to {base.name} (1.00x = as fast, 10.00x = ten times as slow)")
+    print()
+    headers = ["form"]
+    for m in modes:
+        headers += [m, "ratio"]
+    rows = []
+    for f in forms:
+        row = [f.name]
+        for m in modes:
+            if m in f.unsupported:
+                row += ["n/a", "-"]
+                continue
+            v = medians[f.name][m]
+            row += [benchlib.fmt_us(v), benchlib.fmt_ratio(v, medians[base.name][m])]
+        rows.append(row)
+    benchlib.print_table(headers, rows)
+    if args.json:
+        benchlib.write_json(args.json, {
+            "benchmark": "leaderboard_rescore",
+            "unit": "us/call",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "server": f"{main_target.label}: {main_target.version}",
+            "reference": reference_target and
+            f"{reference_target.label}: {reference_target.version}",
+            "members": args.members,
+            "k": args.k,
+            "rounds": args.rounds,
+            "calls": args.calls,
+            "pipeline": args.pipeline,
+            "now": NOW,
+            "params": dict(MODES),
+            "baseline": base.name,
+            "rows": [{
+                "form": f.name,
+                "median": medians[f.name],
+                "ratio": {m: (medians[f.name][m] / medians[base.name][m]
+                              if medians[f.name][m] and medians[base.name][m] else None)
+                          for m in modes},
+                "unsupported": f.unsupported,
+                "samples": f.samples,
+            } for f in forms],
+        })
+    if args.chart:
+        benchlib.write_chart(
+            args.chart,
+            f"Leaderboard rescore, {args.members} members, top {args.k}: µs/call "
+            f"(median of {args.rounds})",
+            modes, [(f.name, [medians[f.name][m] for m in modes]) for f in forms])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+//! The benchmark drivers keep working: each runs at tiny sizes, with `python3`, against the
+//! freshly built binary, verifies every form it finds and prints its table with the Lua row; a
+//! wrong script makes a driver fail with a clear message. (The rescore driver needs sorted sets:
+//! it builds its board with ZADD.)
+
+mod common;
+use common::{goblin_bin, scratch_dir};
+
+use std::process::{Command, Output};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs `python3 benchmarks/<driver> --goblin-bin <the built binary> <args>` from the repository
+/// root. (Every driver's socket reads have a timeout, so this cannot hang for ever.)
+fn run_driver(driver: &str, args: &[&str]) -> Output {
+    let path = format!("{ROOT}/benchmarks/{driver}");
+    Command::new("python3")
+        .arg(&path)
+        .arg("--goblin-bin")
+        .arg(goblin_bin())
+        .args(args)
+        .current_dir(ROOT)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 {path}: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The driver succeeded and its table has a measured Lua row (`lua EVALSHA  <µs> ...`).
+fn assert_ran_with_lua_row(driver: &str, out: &Output) {
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{driver} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("lua EVALSHA "))
+        .unwrap_or_else(|| panic!("{driver}: no Lua row in its table:\n{stdout}\n{stderr}"));
+    let first = row["lua EVALSHA ".len()..].split_whitespace().next();
+    assert!(
+        first.is_some_and(|v| v.parse::<f64>().is_ok_and(|us| us > 0.0)),
+        "{driver}: the Lua row has no measurement: {row:?}\n{stdout}"
+    );
+    assert!(
+        stderr.contains("verified:"),
+        "{driver}: no verification reported on stderr:\n{stderr}"
+    );
+}
+
+#[test]
+fn cad_benchmark_driver_runs_at_tiny_size() {
+    let out = run_driver("cad_benchmark.py", &["--keys", "50", "--rounds", "1"]);
+    assert_ran_with_lua_row("cad_benchmark.py", &out);
+}
+
+#[test]
+fn leaderboard_rescore_benchmark_driver_runs_at_tiny_size() {
+    let out = run_driver(
+        "leaderboard_rescore_benchmark.py",
+        &[
+            "--members",
+            "30",
+            "--k",
+            "5",
+            "--rounds",
+            "1",
+            "--calls",
+            "20",
+        ],
+    );
+    assert_ran_with_lua_row("leaderboard_rescore_benchmark.py", &out);
+}
+
+#[test]
+fn cad_benchmark_driver_fails_verification_on_a_wrong_script() {
+    // A compare-and-delete that deletes whatever the token: the driver must refuse to time it.
+    let dir = scratch_dir("bench-drivers");
+    std::fs::write(dir.join("cad.lua"), "return redis.call('DEL', KEYS[1])\n").unwrap();
+    let out = run_driver(
+        "cad_benchmark.py",
+        &[
+            "--keys",
+            "10",
+            "--rounds",
+            "1",
+            "--engines",
+            "lua",
+            "--scripts-dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a wrong script must fail the run:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(
+        stderr.contains("verification failed") && stderr.contains("lua EVALSHA"),
+        "no clear verification message:\n{stderr}"
+    );
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("lua EVALSHA ")),
+        "nothing may be timed after a failed verification:\n{stdout}"
+    );
+}
