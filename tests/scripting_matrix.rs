@@ -447,3 +447,71 @@ fn memory_limit() {
         assert!(used < 8 << 20, "{} still holds {used} bytes", engine.name);
     }
 }
+
+/// Reads one reply, waiting as long as a busy script may take.
+fn slow_reply(c: &mut Raw) -> Vec<u8> {
+    c.s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    c.reply()
+}
+
+/// Past `busy-reply-threshold` other clients get BUSY, SCRIPT KILL stops a script that has not
+/// written (even one that tries to catch the kill), a script that wrote is UNKILLABLE, and
+/// SHUTDOWN NOSAVE still works.
+#[test]
+fn busy_scripts_kill_and_shutdown() {
+    let loops: &[(&str, &[&str], &str)] = &[(
+        "lua",
+        &[
+            "while true do end",
+            "local n = 0 while true do n = n + 1 end",
+            "while true do pcall(function() while true do end end) end",
+            "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+        ],
+        "redis.call('SET', KEYS[1], 'written') while true do end",
+    )];
+    let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
+    for engine in ENGINES {
+        let (_, endless, writing) = loops
+            .iter()
+            .find(|(e, _, _)| *e == engine.name)
+            .unwrap_or_else(|| panic!("no busy-script case for {}", engine.name));
+        let mut g = goblin(&["--busy-reply-threshold", "200"]);
+        let eval = format!("{}EVAL", engine.prefix);
+        let kill = format!("{}SCRIPT", engine.prefix);
+        for script in endless.iter() {
+            let mut runner = g.raw();
+            runner.send(&common::encode(&[eval.as_bytes(), script.as_bytes(), b"0"]));
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            let mut other = g.raw();
+            assert_eq!(show(&other.cmd_str("GET k")), busy, "{script}");
+            assert_eq!(show(&other.cmd_str("PING")), busy, "{script}");
+            assert_eq!(
+                other.cmd(&[kill.as_bytes(), b"KILL"]),
+                b"+OK\r\n",
+                "{script}"
+            );
+            let got = show(&slow_reply(&mut runner));
+            assert!(
+                got.starts_with("-ERR Script killed by user with SCRIPT KILL..."),
+                "{}: {script}: {got}",
+                engine.name
+            );
+            assert_eq!(other.cmd_str("PING"), b"+PONG\r\n");
+            assert_eq!(runner.cmd_str("PING"), b"+PONG\r\n");
+        }
+        let mut runner = g.raw();
+        runner.send(&common::encode(&[
+            eval.as_bytes(),
+            writing.as_bytes(),
+            b"1",
+            b"k",
+        ]));
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        let mut other = g.raw();
+        assert!(show(&other.cmd(&[kill.as_bytes(), b"KILL"])).starts_with("-UNKILLABLE"));
+        assert_eq!(show(&other.cmd_str("SHUTDOWN")), busy);
+        other.send(b"SHUTDOWN NOSAVE\r\n");
+        assert_eq!(g.wait_exit(std::time::Duration::from_secs(10)), Some(true));
+    }
+}

@@ -617,7 +617,7 @@ pub const COMMANDS: &[Command] = &[
         "reset",
         reset,
         1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
     )
     .group(GROUP)
     .doc("Resets the connection.", "6.2.0", "O(1)", ""),
@@ -625,7 +625,7 @@ pub const COMMANDS: &[Command] = &[
         "auth",
         auth,
         -2,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
     )
     .group(GROUP)
     .doc(
@@ -638,7 +638,7 @@ pub const COMMANDS: &[Command] = &[
         "hello",
         hello,
         -1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
     )
     .group(GROUP)
     .doc(

@@ -69,6 +69,10 @@ pub struct Ctx<'a> {
     /// The calling client's selected database.
     pub db: usize,
     pub out: &'a mut Reply,
+    /// The event loop, lent to commands run from a client's input so a long script can keep
+    /// serving others (`server::Io::busy_turn`); `None` for commands run by the server itself
+    /// (served blocked clients, a script's own calls).
+    pub reactor: Option<&'a mut crate::server::Reactor>,
 }
 
 impl Ctx<'_> {

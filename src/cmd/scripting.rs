@@ -79,10 +79,11 @@ fn run_script(
     let Some(flags) = engine.flags(&sha) else {
         return Err(NOSCRIPT_ERROR.into());
     };
-    let running = &mut ctx.srv.scripting.running;
-    running.active = true;
-    running.kill_requested = false;
-    running.wrote = false;
+    ctx.srv.scripting.running = crate::script::Running {
+        active: true,
+        client: ctx.id,
+        ..Default::default()
+    };
     let mut run = Run::new(ctx, sha, flags, ro);
     engine.run(&mut run, &sha, keys, argv);
     drop(run);
@@ -177,6 +178,7 @@ fn script_kill(ctx: &mut Ctx, _args: Args) -> CmdResult {
         return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.".into());
     }
     running.kill_requested = true;
+    crate::warning!("Lua script killed by user with SCRIPT KILL.");
     ctx.out.ok();
     Ok(())
 }

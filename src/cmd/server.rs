@@ -116,6 +116,10 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     if abort {
         return Err("ERR No shutdown in progress.".into());
     }
+    // Past its time budget a script can only be stopped by SHUTDOWN NOSAVE (it may have written).
+    if ctx.srv.scripting.running.busy && !nosave {
+        return Err(crate::script::BUSY_ERROR.into());
+    }
     if save {
         warning!("Error trying to save the DB: RDB snapshots are not available in this build of Goblin Core yet");
         return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());

@@ -121,13 +121,22 @@ pub enum Stop {
 }
 
 pub const KILLED_ERROR: &str = "ERR Script killed by user with SCRIPT KILL...";
+/// What other clients get while a script runs past `busy-reply-threshold`.
+pub const BUSY_ERROR: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
 /// What the server knows about the script running now (for BUSY, SCRIPT KILL, INFO).
 #[derive(Default)]
 pub struct Running {
     pub active: bool,
+    /// Past `busy-reply-threshold`: the event loop is served from the script's interrupt hook and
+    /// other clients' commands get BUSY (but those flagged ALLOW_BUSY).
+    pub busy: bool,
     pub kill_requested: bool,
+    /// The script has run a write command: SCRIPT KILL refuses (UNKILLABLE).
     pub wrote: bool,
+    /// Slab key of the client running the script (never closed while it runs).
+    pub client: usize,
 }
 
 /// The scripting state of the server: one slot per engine (taken out while that engine runs, so
@@ -255,6 +264,7 @@ impl<'r, 'c> Run<'r, 'c> {
             id: self.ctx.id,
             db: self.ctx.db,
             out: &mut s.reply,
+            reactor: None,
         };
         let rules = crate::server::gate::ScriptRules {
             read_only: self.read_only,
@@ -270,13 +280,28 @@ impl<'r, 'c> Run<'r, 'c> {
         &s.reply.buf
     }
 
-    /// Called by every engine's interrupt hook: `Some` when the script must stop.
+    /// Called by every engine's interrupt hook: `Some` when the script must stop. Past
+    /// `busy-reply-threshold` it also runs a turn of the event loop, so other clients get BUSY
+    /// replies and SCRIPT KILL or SHUTDOWN NOSAVE can arrive (Redis's `scriptInterrupt`).
     pub fn check_budget(&mut self) -> Option<Stop> {
+        if !self.ctx.srv.scripting.running.busy {
+            let elapsed = self.started.elapsed().as_millis() as i64;
+            if elapsed < self.ctx.srv.config.busy_reply_threshold {
+                return None;
+            }
+            self.ctx.srv.scripting.running.busy = true;
+            crate::warning!(
+                "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
+                self.sha_str()
+            );
+        }
+        if let Some(reactor) = self.ctx.reactor.as_deref_mut() {
+            crate::server::Io::new(reactor, self.ctx.srv, self.ctx.clients).busy_turn(self.ctx.id);
+        }
         let running = &self.ctx.srv.scripting.running;
-        if running.kill_requested {
+        if running.kill_requested || self.ctx.srv.shutdown.is_some() {
             return Some(Stop::Killed(KILLED_ERROR));
         }
-        let _ = self.started;
         None
     }
 }

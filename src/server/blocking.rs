@@ -239,6 +239,7 @@ fn reexecute(srv: &mut State, clients: &mut Slab<Client>, id: usize, db: usize, 
             id,
             db: b.db,
             out: &mut out,
+            reactor: None,
         };
         gate::execute(&mut ctx, args);
     }
@@ -362,6 +363,7 @@ mod tests {
                 id,
                 db,
                 out: &mut out,
+                reactor: None,
             };
             gate::execute(&mut ctx, Args::new(&buf, &spans));
         }

@@ -6,7 +6,9 @@
 
 use std::time::Instant;
 
-use crate::cmd::{multi, Args, Ctx, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, SUB_OK, WRITE};
+use crate::cmd::{
+    multi, Args, Ctx, ALLOW_BUSY, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, SUB_OK, WRITE,
+};
 use crate::server::client::ReplyMode;
 use crate::util::clock;
 
@@ -155,6 +157,9 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     if !ctx.out.resp3 && !cmd.has(SUB_OK) && client.subs.total() > 0 {
         let msg = format!("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.name);
         return reject(ctx, idx, &msg);
+    }
+    if ctx.srv.scripting.running.busy && !cmd.has(ALLOW_BUSY) {
+        return reject(ctx, idx, crate::script::BUSY_ERROR);
     }
     Some(idx)
 }

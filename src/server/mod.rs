@@ -127,15 +127,34 @@ enum Listener {
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX - 64;
 
-pub struct Server {
+/// What the event loop owns besides the keyspace and the clients: the poller, the listening sockets,
+/// the signal pipe and per-turn scratch. Kept apart from `State` and the clients so a command that
+/// must keep the server responsive (a script past `busy-reply-threshold`) can be handed it and serve
+/// the other clients from inside its own run (`Io::busy_turn`).
+pub struct Reactor {
     poll: Poll,
     listeners: Vec<Listener>,
-    pub clients: Slab<Client>,
-    pub state: State,
     signals: signals::SignalPipe,
     /// Clients that have output to flush this turn.
     pending: Vec<usize>,
     read_buf: Vec<u8>,
+    /// Clients whose input arrived while they could not be read (the one running a busy script):
+    /// read once the current command is over.
+    reread: Vec<usize>,
+}
+
+pub struct Server {
+    reactor: Reactor,
+    pub clients: Slab<Client>,
+    pub state: State,
+}
+
+/// The event loop's working set, borrowed apart: what accepting, reading, executing and writing use.
+/// The main loop builds it from the `Server`; a busy script builds it from its own command's `Ctx`.
+pub struct Io<'a> {
+    r: &'a mut Reactor,
+    state: &'a mut State,
+    clients: &'a mut Slab<Client>,
 }
 
 const READ_CHUNK: usize = 16 * 1024;
@@ -213,13 +232,16 @@ impl Server {
         poll.registry()
             .register(signals.source(), SIGNAL_TOKEN, Interest::READABLE)?;
         Ok(Server {
-            poll,
-            listeners,
+            reactor: Reactor {
+                poll,
+                listeners,
+                signals,
+                pending: Vec::new(),
+                read_buf: vec![0u8; READ_CHUNK],
+                reread: Vec::new(),
+            },
             clients: Slab::new(),
             state,
-            signals,
-            pending: Vec::new(),
-            read_buf: vec![0u8; READ_CHUNK],
         })
     }
 
@@ -229,6 +251,53 @@ impl Server {
 
     /// Runs the event loop until a shutdown is requested.
     pub fn run(&mut self) -> io::Result<()> {
+        let mut io = Io {
+            r: &mut self.reactor,
+            state: &mut self.state,
+            clients: &mut self.clients,
+        };
+        io.run()
+    }
+}
+
+impl<'a> Io<'a> {
+    pub fn new(r: &'a mut Reactor, state: &'a mut State, clients: &'a mut Slab<Client>) -> Self {
+        Io { r, state, clients }
+    }
+
+    /// One turn of the event loop while a script runs past its time budget (Redis's
+    /// `processEventsWhileBlocked`): accept, read and answer the other clients — the gate refuses
+    /// their commands with BUSY but for SCRIPT KILL, SHUTDOWN NOSAVE and the few Redis allows —
+    /// and flush the replies. The script's own client is not read now (its command is running);
+    /// its readiness is kept in `reread`.
+    pub fn busy_turn(&mut self, script_client: usize) {
+        let mut events = Events::with_capacity(256);
+        if self.r.poll.poll(&mut events, Some(Duration::ZERO)).is_err() {
+            return;
+        }
+        for ev in events.iter() {
+            let t = ev.token().0;
+            if ev.token() == SIGNAL_TOKEN {
+                if let Some(sig) = self.r.signals.drain() {
+                    self.state.shutdown = Some(Shutdown::Signal(sig));
+                }
+            } else if t >= LISTENER_BASE {
+                self.accept(t - LISTENER_BASE);
+            } else if t == script_client {
+                self.r.reread.push(t);
+            } else {
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.read_client(t);
+                }
+                if ev.is_writable() && self.clients.contains(t) {
+                    self.r.pending.push(t);
+                }
+            }
+        }
+        self.flush_pending();
+    }
+
+    fn run(&mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         let mut next_cron = Instant::now();
         loop {
@@ -237,7 +306,7 @@ impl Server {
             if let Some(t) = self.state.blocking.next_timeout() {
                 timeout = timeout.min(t);
             }
-            match self.poll.poll(&mut events, Some(timeout)) {
+            match self.r.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -245,7 +314,7 @@ impl Server {
             for ev in events.iter() {
                 let t = ev.token().0;
                 if ev.token() == SIGNAL_TOKEN {
-                    if let Some(sig) = self.signals.drain() {
+                    if let Some(sig) = self.r.signals.drain() {
                         self.state.shutdown = Some(Shutdown::Signal(sig));
                     }
                 } else if t >= LISTENER_BASE {
@@ -255,11 +324,14 @@ impl Server {
                         self.read_client(t);
                     }
                     if ev.is_writable() && self.clients.contains(t) {
-                        self.pending.push(t);
+                        self.r.pending.push(t);
                     }
                 }
             }
-            blocking::handle_timeouts(&mut self.state, &mut self.clients);
+            for key in std::mem::take(&mut self.r.reread) {
+                self.read_client(key);
+            }
+            blocking::handle_timeouts(self.state, self.clients);
             self.process_unblocked();
             self.flush_pending();
             if Instant::now() >= next_cron {
@@ -276,7 +348,7 @@ impl Server {
 
     fn accept(&mut self, which: usize) {
         loop {
-            let accepted = match &self.listeners[which] {
+            let accepted = match &self.r.listeners[which] {
                 Listener::Tcp(l) => l.accept().map(|(s, peer)| {
                     let laddr = s.local_addr().map(|a| a.to_string()).unwrap_or_default();
                     let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
@@ -320,10 +392,11 @@ impl Server {
             }
             let entry = self.clients.vacant_entry();
             let token = Token(entry.key());
-            if let Err(e) = self
-                .poll
-                .registry()
-                .register(conn.source(), token, Interest::READABLE)
+            if let Err(e) =
+                self.r
+                    .poll
+                    .registry()
+                    .register(conn.source(), token, Interest::READABLE)
             {
                 warning!("Registering client: {e}");
                 continue;
@@ -345,13 +418,13 @@ impl Server {
         };
         let mut closed = false;
         loop {
-            match c.conn.read(&mut self.read_buf) {
+            match c.conn.read(&mut self.r.read_buf) {
                 Ok(0) => {
                     closed = true;
                     break;
                 }
                 Ok(n) => {
-                    c.query.extend_from_slice(&self.read_buf[..n]);
+                    c.query.extend_from_slice(&self.r.read_buf[..n]);
                     self.state.stats.total_net_input_bytes += n as u64;
                     if c.query.len() as i64 > self.state.config.client_query_buffer_limit {
                         warning!(
@@ -399,17 +472,18 @@ impl Server {
                     let args = parser.args(&query);
                     let db = self.clients[key].db;
                     let mut ctx = Ctx {
-                        srv: &mut self.state,
-                        clients: &mut self.clients,
+                        srv: self.state,
+                        clients: self.clients,
                         id: key,
                         db,
                         out: &mut out,
+                        reactor: Some(&mut *self.r),
                     };
                     gate::execute(&mut ctx, args);
                     if !self.state.key_events.ready.is_empty() {
                         // Serving re-executes other clients' commands: give this one its buffer back.
                         self.clients[key].out = std::mem::take(&mut out);
-                        blocking::serve_ready(&mut self.state, &mut self.clients);
+                        blocking::serve_ready(self.state, self.clients);
                         out = std::mem::take(&mut self.clients[key].out);
                     }
                     let c = &self.clients[key];
@@ -451,7 +525,7 @@ impl Server {
             self.state.stats.total_error_replies += 1;
         }
         if c.pending_output() > 0 || c.close_after_reply {
-            self.pending.push(key);
+            self.r.pending.push(key);
         }
     }
 
@@ -461,8 +535,8 @@ impl Server {
             self.close_client(key);
         }
         self.close_over_limit();
-        self.pending.append(&mut self.state.pubsub.notified);
-        let mut pending = std::mem::take(&mut self.pending);
+        self.r.pending.append(&mut self.state.pubsub.notified);
+        let mut pending = std::mem::take(&mut self.r.pending);
         pending.sort_unstable();
         pending.dedup();
         for key in pending.drain(..) {
@@ -477,7 +551,7 @@ impl Server {
                     }
                     if c.want_write {
                         c.want_write = false;
-                        let _ = self.poll.registry().reregister(
+                        let _ = self.r.poll.registry().reregister(
                             c.conn.source(),
                             Token(key),
                             Interest::READABLE,
@@ -487,7 +561,7 @@ impl Server {
                 Ok(false) => {
                     if !c.want_write {
                         c.want_write = true;
-                        let _ = self.poll.registry().reregister(
+                        let _ = self.r.poll.registry().reregister(
                             c.conn.source(),
                             Token(key),
                             Interest::READABLE | Interest::WRITABLE,
@@ -497,7 +571,7 @@ impl Server {
                 Err(_) => self.close_client(key),
             }
         }
-        self.pending = pending;
+        self.r.pending = pending;
     }
 
     /// Processes the pending input of the clients unblocked this turn (served, timed out, CLIENT
@@ -510,7 +584,7 @@ impl Server {
             }
             for key in ids {
                 if self.clients.contains(key) {
-                    self.pending.push(key);
+                    self.r.pending.push(key);
                     self.process_input(key);
                 }
             }
@@ -527,12 +601,18 @@ impl Server {
     }
 
     fn close_client(&mut self, key: usize) {
-        blocking::unblock(&mut self.state, &mut self.clients, key);
+        let running = &self.state.scripting.running;
+        if running.active && running.client == key {
+            // Its command is still running (a busy script): close it once that returns.
+            self.state.kill_list.push(key);
+            return;
+        }
+        blocking::unblock(self.state, self.clients, key);
         if let Some(mut c) = self.clients.try_remove(key) {
             // Leave MULTI, unwatch, unsubscribe: nothing may point at a freed slab key.
             crate::cmd::multi::discard_transaction(&mut self.state.key_events, key, &mut c);
             self.state.pubsub.unsubscribe_all(&mut c.subs, key);
-            let _ = self.poll.registry().deregister(c.conn.source());
+            let _ = self.r.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
         }
