@@ -515,3 +515,72 @@ fn busy_scripts_kill_and_shutdown() {
         assert_eq!(g.wait_exit(std::time::Duration::from_secs(10)), Some(true));
     }
 }
+
+/// The leaderboard rescore idiom (`benchmarks/scripts/rescore.*`) in all three modes, on a small
+/// board whose expected top-k was worked out by hand: ties by member name, zero weights left out,
+/// future timestamps clamped to age 0.
+#[test]
+fn leaderboard_rescore_idiom() {
+    const SETUP: &[&str] =
+        &["ZADD board 1000 alice 900 bob 1000 carol 100 dave 1100 eve 950 frank 0 gone"];
+    run_matrix(&[
+        Case {
+            name: "rescore LINEAR",
+            setup: SETUP,
+            scripts: &[("lua", "@rescore")],
+            keys: &["board"],
+            args: &["1000", "LINEAR", "100", "4"],
+            expect: Expect::Reply(
+                "*4\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n$5\\r\\nfrank\\r\\n",
+            ),
+        },
+        Case {
+            name: "rescore EXP",
+            setup: SETUP,
+            scripts: &[("lua", "@rescore")],
+            keys: &["board"],
+            args: &["1000", "EXP", "50", "3"],
+            expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
+        },
+        Case {
+            name: "rescore STEP leaves zero weights out",
+            setup: SETUP,
+            scripts: &[("lua", "@rescore")],
+            keys: &["board"],
+            args: &["1000", "STEP", "60", "10"],
+            expect: Expect::Reply(
+                "*4\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n$5\\r\\nfrank\\r\\n",
+            ),
+        },
+        Case {
+            name: "rescore of a missing board",
+            setup: &[],
+            scripts: &[("lua", "@rescore")],
+            keys: &["board"],
+            args: &["1000", "LINEAR", "100", "4"],
+            expect: Expect::Reply("*0\\r\\n"),
+        },
+    ]);
+}
+
+/// A script never blocks: blocking commands are refused inside scripts (as Redis 7.0 does), and the
+/// caller's connection goes on at once.
+#[test]
+fn blocking_commands_inside_scripts_do_not_block() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for engine in ENGINES {
+        let script = match engine.name {
+            "lua" => "return redis.call('BLPOP', 'nolist', 0)",
+            other => panic!("no blocking case for {other}"),
+        };
+        let eval = format!("{}EVAL", engine.prefix);
+        let got = c.cmd(&[eval.as_bytes(), script.as_bytes(), b"0"]);
+        assert!(
+            show(&got).starts_with("-ERR This Redis command is not allowed from script"),
+            "{}",
+            show(&got)
+        );
+        assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    }
+}

@@ -214,6 +214,8 @@ pub struct Run<'r, 'c> {
     started: Instant,
     /// Buffers for `call`, borrowed from `Scripting` for the run so no call allocates.
     scratch: Scratch,
+    /// The caller's `deny_blocking` before the run (set already inside EXEC).
+    deny_before: bool,
 }
 
 /// The buffers a run's `call`s reuse: the command's arguments and its reply.
@@ -227,6 +229,8 @@ pub struct Scratch {
 impl<'r, 'c> Run<'r, 'c> {
     pub fn new(ctx: &'r mut Ctx<'c>, sha: Sha, flags: Flags, ro_command: bool) -> Self {
         let scratch = std::mem::take(&mut ctx.srv.scripting.scratch);
+        // A script never blocks: BLPOP and friends answer at once, as if timed out.
+        let deny_before = std::mem::replace(&mut ctx.clients[ctx.id].deny_blocking, true);
         Run {
             read_only: ro_command || flags.has(Flags::NO_WRITES),
             ctx,
@@ -235,6 +239,7 @@ impl<'r, 'c> Run<'r, 'c> {
             resp: 2,
             started: Instant::now(),
             scratch,
+            deny_before,
         }
     }
 
@@ -314,6 +319,7 @@ impl Drop for Run<'_, '_> {
             scratch = Scratch::default();
         }
         self.ctx.srv.scripting.scratch = scratch;
+        self.ctx.clients[self.ctx.id].deny_blocking = self.deny_before;
     }
 }
 
