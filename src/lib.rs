@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod config;
 pub mod log;
 pub mod resp;
+pub mod script;
 pub mod server;
 pub mod store;
 pub mod util;

@@ -1,0 +1,440 @@
+//! `cmsgpack` as Redis 7.0 ships it (lua-cmsgpack 0.4.0): `pack`, `unpack`, `unpack_one`,
+//! `unpack_limit`, over the value graph.
+//!
+//! Encoding: a number that is an exact int64 packs as the smallest int form, other numbers as
+//! float 32 when exact else float 64; strings as fixstr/str8/str16/str32 (0xa0/0xd9/0xda/0xdb);
+//! a table whose keys are exactly 1..n as an array, else a map; tables nested 16 deep, nil,
+//! `cjson.null` and functions/userdata/threads as nil (0xc0).
+
+use super::{
+    cast_i32, cast_i64, f32_to_f64, lua_tonumber, lua_tostring, type_name, Graph, LuaErr, SValue,
+    TableBuilder, NIL,
+};
+
+const MAX_NESTING: usize = 16;
+/// Lua 5.1's `LUAI_MAXCSTACK`.
+const MAX_C_STACK: usize = 8000;
+
+fn encode_int(out: &mut Vec<u8>, n: i64) {
+    if n >= 0 {
+        if n <= 127 {
+            out.push(n as u8);
+        } else if n <= 0xff {
+            out.extend_from_slice(&[0xcc, n as u8]);
+        } else if n <= 0xffff {
+            out.push(0xcd);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        } else if n <= 0xffff_ffff {
+            out.push(0xce);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        } else {
+            out.push(0xcf);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    } else if n >= -32 {
+        out.push(n as i8 as u8);
+    } else if n >= -128 {
+        out.extend_from_slice(&[0xd0, n as u8]);
+    } else if n >= -32768 {
+        out.push(0xd1);
+        out.extend_from_slice(&(n as i16).to_be_bytes());
+    } else if n >= -2_147_483_648 {
+        out.push(0xd2);
+        out.extend_from_slice(&(n as i32).to_be_bytes());
+    } else {
+        out.push(0xd3);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn encode_len(out: &mut Vec<u8>, n: usize, fix: u8, b16: u8, b32: u8) {
+    if n <= 15 {
+        out.push(fix | n as u8);
+    } else if n <= 0xffff {
+        out.push(b16);
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+    } else {
+        out.push(b32);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    }
+}
+
+fn encode_bytes(out: &mut Vec<u8>, s: &[u8]) {
+    let len = s.len();
+    if len < 32 {
+        out.push(0xa0 | len as u8);
+    } else if len <= 0xff {
+        out.extend_from_slice(&[0xd9, len as u8]);
+    } else if len <= 0xffff {
+        out.push(0xda);
+        out.extend_from_slice(&(len as u16).to_be_bytes());
+    } else {
+        out.push(0xdb);
+        out.extend_from_slice(&(len as u32).to_be_bytes());
+    }
+    out.extend_from_slice(s);
+}
+
+fn encode_number(out: &mut Vec<u8>, n: f64) {
+    // IS_INT64_EQUIVALENT: !isinf(n) && (int64_t)n == n, with x86's cast.
+    if !n.is_infinite() && cast_i64(n) as f64 == n {
+        encode_int(out, cast_i64(n));
+    } else {
+        let f = n as f32;
+        if !n.is_nan() && f as f64 == n {
+            out.push(0xca);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        } else {
+            out.push(0xcb);
+            out.extend_from_slice(&n.to_bits().to_be_bytes());
+        }
+    }
+}
+
+/// `table_is_an_array`: keys are numbers that are positive ints and the largest equals the count.
+fn table_is_an_array(pairs: &[(SValue, SValue)]) -> bool {
+    let mut count: i32 = 0;
+    let mut max: i32 = 0;
+    for (k, _) in pairs {
+        match k {
+            SValue::Num(n) if *n > 0.0 && cast_i32(*n) as f64 == *n => {
+                let n = *n as i32;
+                if n > max {
+                    max = n;
+                }
+                count += 1;
+            }
+            _ => return false,
+        }
+    }
+    max == count
+}
+
+fn encode_value(out: &mut Vec<u8>, g: &Graph, v: &SValue, level: usize) {
+    match v {
+        SValue::Str(s) => encode_bytes(out, s),
+        SValue::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+        SValue::Num(n) => encode_number(out, *n),
+        SValue::Table(t) if level < MAX_NESTING => {
+            let pairs = g.pairs(*t);
+            if table_is_an_array(pairs) {
+                let mut items: Vec<&SValue> = vec![&NIL; pairs.len()];
+                for (k, v) in pairs {
+                    if let SValue::Num(n) = k {
+                        items[*n as usize - 1] = v;
+                    }
+                }
+                encode_len(out, items.len(), 0x90, 0xdc, 0xdd);
+                for item in items {
+                    encode_value(out, g, item, level + 1);
+                }
+            } else {
+                encode_len(out, pairs.len(), 0x80, 0xde, 0xdf);
+                for (k, v) in pairs {
+                    encode_value(out, g, k, level + 1);
+                    encode_value(out, g, v, level + 1);
+                }
+            }
+        }
+        _ => out.push(0xc0),
+    }
+}
+
+/// `cmsgpack.pack(v1, v2, ...)`: the values encoded one after another. Errors:
+/// `Arg(0, ...)` for no arguments (Lua prints `bad argument #0 to 'pack' (...)`).
+pub fn pack(g: &Graph, values: &[SValue]) -> Result<Vec<u8>, LuaErr> {
+    if values.is_empty() {
+        return Err(LuaErr::Arg(0, "MessagePack pack needs input.".into()));
+    }
+    if values.len() * 2 > MAX_C_STACK {
+        return Err(LuaErr::Arg(
+            0,
+            "Too many arguments for MessagePack pack.".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for v in values {
+        encode_value(&mut out, g, v, 0);
+    }
+    Ok(out)
+}
+
+enum Fail {
+    Eof,
+    BadFmt,
+    Lua(LuaErr),
+}
+
+struct Decoder<'a> {
+    d: &'a [u8],
+    p: usize,
+    g: Graph,
+}
+
+impl Decoder<'_> {
+    fn need(&self, n: usize) -> Result<(), Fail> {
+        if self.d.len() - self.p < n {
+            Err(Fail::Eof)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn be(&self, at: usize, n: usize) -> u64 {
+        self.d[at..at + n]
+            .iter()
+            .fold(0u64, |a, &b| (a << 8) | b as u64)
+    }
+
+    fn bytes(&mut self, hdr: usize, len: usize) -> Result<SValue, Fail> {
+        self.need(hdr)?;
+        if self.d.len() - self.p - hdr < len {
+            return Err(Fail::Eof);
+        }
+        let s = self.d[self.p + hdr..self.p + hdr + len].to_vec();
+        self.p += hdr + len;
+        Ok(SValue::Str(s))
+    }
+
+    /// One value; `used` is the Lua stack slots the C decoder holds before pushing it.
+    fn value(&mut self, used: usize) -> Result<SValue, Fail> {
+        self.need(1)?;
+        if used + 1 > MAX_C_STACK {
+            return Err(Fail::Lua(LuaErr::Error(
+                "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)".into(),
+            )));
+        }
+        let c = self.d[self.p];
+        let num = |v: f64| Ok(SValue::Num(v));
+        match c {
+            0xcc | 0xd0 => {
+                self.need(2)?;
+                let b = self.d[self.p + 1];
+                self.p += 2;
+                num(if c == 0xcc { b as f64 } else { b as i8 as f64 })
+            }
+            0xcd | 0xd1 => {
+                self.need(3)?;
+                let v = self.be(self.p + 1, 2) as u16;
+                self.p += 3;
+                num(if c == 0xcd { v as f64 } else { v as i16 as f64 })
+            }
+            0xce | 0xd2 => {
+                self.need(5)?;
+                let v = self.be(self.p + 1, 4) as u32;
+                self.p += 5;
+                num(if c == 0xce { v as f64 } else { v as i32 as f64 })
+            }
+            0xcf | 0xd3 => {
+                // Both go through a signed 64-bit integer on 64-bit Lua 5.1.
+                self.need(9)?;
+                let v = self.be(self.p + 1, 8) as i64;
+                self.p += 9;
+                num(v as f64)
+            }
+            0xc0 => {
+                self.p += 1;
+                Ok(SValue::Nil)
+            }
+            0xc2 | 0xc3 => {
+                self.p += 1;
+                Ok(SValue::Bool(c == 0xc3))
+            }
+            0xca => {
+                self.need(5)?;
+                let v = f32::from_bits(self.be(self.p + 1, 4) as u32);
+                self.p += 5;
+                num(f32_to_f64(v))
+            }
+            0xcb => {
+                self.need(9)?;
+                let v = f64::from_bits(self.be(self.p + 1, 8));
+                self.p += 9;
+                num(v)
+            }
+            0xd9 => {
+                self.need(2)?;
+                let l = self.d[self.p + 1] as usize;
+                self.bytes(2, l)
+            }
+            0xda => {
+                self.need(3)?;
+                let l = self.be(self.p + 1, 2) as usize;
+                self.bytes(3, l)
+            }
+            0xdb => {
+                self.need(5)?;
+                let l = self.be(self.p + 1, 4) as usize;
+                self.bytes(5, l)
+            }
+            0xdc | 0xde => {
+                self.need(3)?;
+                let l = self.be(self.p + 1, 2) as usize;
+                self.p += 3;
+                if c == 0xdc {
+                    self.array(l, used)
+                } else {
+                    self.map(l, used)
+                }
+            }
+            0xdd | 0xdf => {
+                self.need(5)?;
+                let l = self.be(self.p + 1, 4) as usize;
+                self.p += 5;
+                if c == 0xdd {
+                    self.array(l, used)
+                } else {
+                    self.map(l, used)
+                }
+            }
+            _ if c & 0x80 == 0 => {
+                self.p += 1;
+                num(c as f64)
+            }
+            _ if c & 0xe0 == 0xe0 => {
+                self.p += 1;
+                num(c as i8 as f64)
+            }
+            _ if c & 0xe0 == 0xa0 => self.bytes(1, (c & 0x1f) as usize),
+            _ if c & 0xf0 == 0x90 => {
+                self.p += 1;
+                self.array((c & 0xf) as usize, used)
+            }
+            _ if c & 0xf0 == 0x80 => {
+                self.p += 1;
+                self.map((c & 0xf) as usize, used)
+            }
+            _ => Err(Fail::BadFmt),
+        }
+    }
+
+    fn array(&mut self, len: usize, used: usize) -> Result<SValue, Fail> {
+        let id = self.g.add(Vec::new());
+        if used + 2 > MAX_C_STACK {
+            return Err(Fail::Lua(LuaErr::Error(
+                "stack overflow (in function mp_decode_to_lua_array)".into(),
+            )));
+        }
+        let mut t = TableBuilder::default();
+        for i in 0..len {
+            let v = self.value(used + 2)?;
+            t.set(SValue::Num((i + 1) as f64), v);
+        }
+        self.g.tables[id] = t.finish();
+        Ok(SValue::Table(id))
+    }
+
+    fn map(&mut self, len: usize, used: usize) -> Result<SValue, Fail> {
+        let id = self.g.add(Vec::new());
+        let mut t = TableBuilder::default();
+        for _ in 0..len {
+            let k = self.value(used + 1)?;
+            let v = self.value(used + 2)?;
+            match k {
+                SValue::Nil => return Err(Fail::Lua(LuaErr::Raw("table index is nil".into()))),
+                SValue::Num(n) if n.is_nan() => {
+                    return Err(Fail::Lua(LuaErr::Raw("table index is NaN".into())))
+                }
+                _ => t.set(k, v),
+            }
+        }
+        self.g.tables[id] = t.finish();
+        Ok(SValue::Table(id))
+    }
+}
+
+/// `mp_unpack_full(s, limit, offset)`: decodes up to `limit` values (0 with offset 0: all) from
+/// byte `offset`. Returns the graph and the values to return to Lua in order: when not decoding
+/// all, the first is the next offset (-1 once the input is consumed), then the values.
+pub fn unpack(data: &[u8], limit: i64, offset: i64) -> Result<(Graph, Vec<SValue>), LuaErr> {
+    let len = data.len();
+    let decode_all = limit == 0 && offset == 0;
+    if offset < 0 || limit < 0 {
+        return Err(LuaErr::Error(format!(
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
+        )));
+    } else if offset as u64 > len as u64 {
+        return Err(LuaErr::Error(format!(
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
+        )));
+    }
+    let limit = if decode_all { i32::MAX as i64 } else { limit };
+    let mut dec = Decoder {
+        d: data,
+        p: offset as usize,
+        g: Graph::default(),
+    };
+    let mut out = Vec::new();
+    // The C function's frame holds the input string, then one slot per returned value.
+    while dec.p < len && (out.len() as i64) < limit {
+        match dec.value(1 + out.len()) {
+            Ok(v) => out.push(v),
+            Err(Fail::Eof) => return Err(LuaErr::Error("Missing bytes in input.".into())),
+            Err(Fail::BadFmt) => return Err(LuaErr::Error("Bad data format in input.".into())),
+            Err(Fail::Lua(e)) => return Err(e),
+        }
+    }
+    if !decode_all {
+        let next = if dec.p == len { -1 } else { dec.p as i64 };
+        out.insert(0, SValue::Num(next as f64));
+    }
+    Ok((dec.g, out))
+}
+
+fn check_integer(args: &[SValue], n: usize) -> Result<i64, LuaErr> {
+    let a = args.get(n - 1);
+    match a.and_then(lua_tonumber) {
+        Some(x) => Ok(cast_i64(x)),
+        None => Err(LuaErr::Arg(
+            n,
+            format!(
+                "number expected, got {}",
+                a.map(type_name).unwrap_or("no value")
+            ),
+        )),
+    }
+}
+
+fn opt_integer(args: &[SValue], n: usize, def: i64) -> Result<i64, LuaErr> {
+    match args.get(n - 1) {
+        None | Some(SValue::Nil) => Ok(def),
+        Some(_) => check_integer(args, n),
+    }
+}
+
+fn check_string(args: &[SValue], n: usize) -> Result<Vec<u8>, LuaErr> {
+    let a = args.get(n - 1);
+    a.and_then(lua_tostring).ok_or_else(|| {
+        LuaErr::Arg(
+            n,
+            format!(
+                "string expected, got {}",
+                a.map(type_name).unwrap_or("no value")
+            ),
+        )
+    })
+}
+
+/// `cmsgpack.unpack(s)` from its raw Lua arguments: the values to return.
+pub fn unpack_lua(args: &[SValue]) -> Result<(Graph, Vec<SValue>), LuaErr> {
+    let s = check_string(args, 1)?;
+    unpack(&s, 0, 0)
+}
+
+/// `cmsgpack.unpack_one(s[, offset])` from its raw Lua arguments: next offset, then the value.
+pub fn unpack_one_lua(args: &[SValue]) -> Result<(Graph, Vec<SValue>), LuaErr> {
+    let offset = opt_integer(args, 2, 0)?;
+    let s = check_string(args, 1)?;
+    unpack(&s, 1, offset)
+}
+
+/// `cmsgpack.unpack_limit(s, limit[, offset])` from its raw Lua arguments: next offset (unless
+/// limit and offset are both 0), then the values.
+pub fn unpack_limit_lua(args: &[SValue]) -> Result<(Graph, Vec<SValue>), LuaErr> {
+    let limit = check_integer(args, 2)?;
+    let offset = opt_integer(args, 3, 0)?;
+    let s = check_string(args, 1)?;
+    unpack(&s, limit, offset)
+}
