@@ -1085,4 +1085,458 @@ mod tests {
             ))
         );
     }
+
+    fn dec(text: &str) -> Result<(Graph, SValue), LuaErr> {
+        decode(&CjsonConfig::default(), text.as_bytes())
+    }
+
+    fn dec_err(text: &[u8]) -> String {
+        match decode(&CjsonConfig::default(), text) {
+            Err(LuaErr::Error(m)) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn decode_errors() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "{",
+                "Expected object key string but found T_END at character 2",
+            ),
+            ("", "Expected value but found T_END at character 1"),
+            (" ", "Expected value but found T_END at character 2"),
+            (
+                "[1,2",
+                "Expected comma or array end but found T_END at character 5",
+            ),
+            (
+                "[1 2]",
+                "Expected comma or array end but found T_NUMBER at character 4",
+            ),
+            (
+                "{\"a\" 1}",
+                "Expected colon but found T_NUMBER at character 6",
+            ),
+            (
+                "{\"a\":1 \"b\"}",
+                "Expected comma or object end but found T_STRING at character 8",
+            ),
+            (
+                "{1:2}",
+                "Expected object key string but found T_NUMBER at character 2",
+            ),
+            ("[1,]", "Expected value but found T_ARR_END at character 4"),
+            ("[,]", "Expected value but found T_COMMA at character 2"),
+            ("}", "Expected value but found T_OBJ_END at character 1"),
+            (
+                "tru",
+                "Expected value but found invalid token at character 1",
+            ),
+            (
+                "nul",
+                "Expected value but found invalid token at character 1",
+            ),
+            ("x", "Expected value but found invalid token at character 1"),
+            ("1 2", "Expected the end but found T_NUMBER at character 3"),
+            (
+                "\"abc",
+                "Expected value but found unexpected end of string at character 5",
+            ),
+            (
+                "\"\\x\"",
+                "Expected value but found invalid escape code at character 2",
+            ),
+            (
+                "\"\\u12\"",
+                "Expected value but found invalid unicode escape code at character 2",
+            ),
+            (
+                "\"\\uD800\"",
+                "Expected value but found invalid unicode escape code at character 2",
+            ),
+            (
+                "\"\\uDC00\\uD800\"",
+                "Expected value but found invalid unicode escape code at character 2",
+            ),
+            (
+                "\"\\uD800\\u0041\"",
+                "Expected value but found invalid unicode escape code at character 2",
+            ),
+            (
+                "\"\\u00\"",
+                "Expected value but found invalid unicode escape code at character 2",
+            ),
+            (
+                "\"\\uZZZZ\"",
+                "Expected value but found invalid unicode escape code at character 2",
+            ),
+            (
+                "\"\\",
+                "Expected value but found invalid escape code at character 2",
+            ),
+            (
+                "[1,\"x\\q\"]",
+                "Expected value but found invalid escape code at character 6",
+            ),
+            (
+                ".5",
+                "Expected value but found invalid token at character 1",
+            ),
+            (
+                "-",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "-x",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "+",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "+x",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "+-1",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "1e",
+                "Expected the end but found invalid token at character 2",
+            ),
+            (
+                "0x",
+                "Expected the end but found invalid token at character 2",
+            ),
+            (
+                "nan(",
+                "Expected the end but found invalid token at character 4",
+            ),
+            (
+                "infinit",
+                "Expected the end but found invalid token at character 4",
+            ),
+            (
+                "5\x0b",
+                "Expected the end but found invalid token at character 2",
+            ),
+            (
+                "[true",
+                "Expected comma or array end but found T_END at character 6",
+            ),
+            (
+                "[1}",
+                "Expected comma or array end but found T_OBJ_END at character 3",
+            ),
+            (
+                "{\"a\":1]",
+                "Expected comma or object end but found T_ARR_END at character 7",
+            ),
+            (
+                "{\"a\":}",
+                "Expected value but found T_OBJ_END at character 6",
+            ),
+            ("{\"a\"", "Expected colon but found T_END at character 5"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(dec_err(text.as_bytes()), *want, "{text:?}");
+        }
+        assert_eq!(
+            dec_err(b"\"a\0b\""),
+            "Expected value but found unexpected end of string at character 3"
+        );
+        assert_eq!(
+            dec_err(b"\0a"),
+            "JSON parser does not support UTF-16 or UTF-32"
+        );
+        assert_eq!(
+            dec_err(b"a\0"),
+            "JSON parser does not support UTF-16 or UTF-32"
+        );
+        let nest = |open: &str, n: usize| dec_err(open.repeat(n).as_bytes());
+        assert_eq!(
+            nest("[", 1001),
+            "Found too many nested data structures (1001) at character 1001"
+        );
+        assert_eq!(
+            nest("{\"a\":", 1001),
+            "Found too many nested data structures (1001) at character 5001"
+        );
+        assert_eq!(
+            nest(" [", 1001),
+            "Found too many nested data structures (1001) at character 2002"
+        );
+    }
+
+    #[test]
+    fn decode_values() {
+        assert_eq!(dec("null").unwrap().1, SValue::Null);
+        assert_eq!(dec("true").unwrap().1, SValue::Bool(true));
+        assert_eq!(dec("\t\r\n 5").unwrap().1, num(5.0));
+        assert_eq!(dec("\"\\u0000\"").unwrap().1, SValue::Str(vec![0]));
+        assert_eq!(dec("\"\x01\x1f\"").unwrap().1, SValue::Str(vec![1, 31]));
+        assert_eq!(
+            dec("\"\\u00e9\\uD83D\\uDE00\\u0041\\/\\b\\f\\n\\r\\t\\\"\\\\\"")
+                .unwrap()
+                .1,
+            s("é😀A/\x08\x0c\n\r\t\"\\")
+        );
+        assert_eq!(
+            decode(&CjsonConfig::default(), b"[1]\0junk")
+                .unwrap()
+                .0
+                .tables[0],
+            vec![(num(1.0), num(1.0))]
+        );
+        let (g, v) = dec("  [ true , false ]  ").unwrap();
+        assert_eq!(v, SValue::Table(0));
+        assert_eq!(
+            g.tables[0],
+            vec![
+                (num(1.0), SValue::Bool(true)),
+                (num(2.0), SValue::Bool(false))
+            ]
+        );
+        let (g, v) = dec("{\"a\":[1,{\"b\":null}],\"c\":\"\\u20ac\"}").unwrap();
+        assert_eq!(
+            String::from_utf8(encode(&CjsonConfig::default(), &g, &v).unwrap()).unwrap(),
+            "{\"a\":[1,{\"b\":null}],\"c\":\"€\"}"
+        );
+        let (g, _) = dec("{\"a\":1,\"a\":2}").unwrap();
+        assert_eq!(g.tables[0], vec![(s("a"), num(2.0))]);
+        let ok = dec(&format!("[{}{}", "[".repeat(999), "]".repeat(1000))).unwrap();
+        assert_eq!(ok.0.tables.len(), 1000);
+    }
+
+    #[test]
+    fn decode_numbers() {
+        // Values Redis printed with %.17g after cjson.decode.
+        let cases: &[(&str, f64)] = &[
+            ("1.5e3", 1500.0),
+            ("-0", -0.0),
+            ("1e400", f64::INFINITY),
+            ("-1e400", f64::NEG_INFINITY),
+            ("0x10", 16.0),
+            ("+5", 5.0),
+            ("inf", f64::INFINITY),
+            ("-inf", f64::NEG_INFINITY),
+            ("Infinity", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("INF", f64::INFINITY),
+            ("007", 7.0),
+            ("-007", -7.0),
+            ("1.", 1.0),
+            ("-0x1F", -31.0),
+            ("1E2", 100.0),
+            ("1e-400", 0.0),
+            ("0x1P-2", 0.25),
+            ("0x1.8p1", 3.0),
+            ("0X1f", 31.0),
+            ("0x.8", 0.5),
+            ("-.5", -0.5),
+            ("+.5", 0.5),
+            ("123456789012345678901234567890", 1.2345678901234568e29),
+            ("5e-324", 5e-324),
+            ("1.7976931348623157e308", f64::MAX),
+            ("1.7976931348623159e308", f64::INFINITY),
+            ("0x1fffffffffffff1", 144115188075855856.0),
+        ];
+        for (text, want) in cases {
+            let v = dec(text).unwrap().1;
+            assert_eq!(v, num(*want), "{text}");
+            if *want == 0.0 {
+                assert_eq!(v, num(*want));
+                let SValue::Num(x) = v else { unreachable!() };
+                assert_eq!(x.is_sign_negative(), want.is_sign_negative(), "{text}");
+            }
+        }
+        for text in ["nan", "NAN", "nAn(123)", "-nan"] {
+            let SValue::Num(x) = dec(text).unwrap().1 else {
+                panic!()
+            };
+            assert!(x.is_nan());
+            assert_eq!(x.is_sign_negative(), text.starts_with('-'));
+        }
+        // decode_invalid_numbers(false)
+        let cfg = CjsonConfig {
+            decode_invalid_numbers: 0,
+            ..CjsonConfig::default()
+        };
+        let cases: &[(&str, &str)] = &[
+            (
+                "0x10",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "+5",
+                "Expected value but found invalid token at character 1",
+            ),
+            (
+                "inf",
+                "Expected value but found invalid token at character 1",
+            ),
+            (
+                "nan",
+                "Expected value but found invalid token at character 1",
+            ),
+            (
+                "-inf",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "007",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "-007",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "Infinity",
+                "Expected value but found invalid token at character 1",
+            ),
+            (
+                "-",
+                "Expected value but found invalid number at character 1",
+            ),
+            (
+                "-x",
+                "Expected value but found invalid number at character 1",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                decode(&cfg, text.as_bytes()).map(|_| ()),
+                Err(LuaErr::Error(want.to_string())),
+                "{text}"
+            );
+        }
+        assert_eq!(decode(&cfg, b"1.5").unwrap().1, num(1.5));
+        assert_eq!(decode(&cfg, b"0").unwrap().1, num(0.0));
+        // decode_max_depth(2)
+        let cfg = CjsonConfig {
+            decode_max_depth: 2,
+            ..CjsonConfig::default()
+        };
+        let e = |t: &str| decode(&cfg, t.as_bytes()).map(|_| ());
+        assert_eq!(
+            e("[[[1]]]"),
+            Err(LuaErr::Error(
+                "Found too many nested data structures (3) at character 3".into()
+            ))
+        );
+        assert_eq!(
+            e("{\"a\":{\"b\":{}}}"),
+            Err(LuaErr::Error(
+                "Found too many nested data structures (3) at character 11".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn config_functions() {
+        let mut c = CjsonConfig::default();
+        let arg = |n: usize, m: &str| Err(LuaErr::Arg(n, m.to_string()));
+        assert_eq!(c.set_encode_max_depth(&[]), Ok(vec![num(1000.0)]));
+        assert_eq!(c.set_encode_max_depth(&[num(5.0)]), Ok(vec![num(5.0)]));
+        assert_eq!(
+            c.set_encode_max_depth(&[num(0.0)]),
+            arg(1, "expected integer between 1 and 2147483647")
+        );
+        assert_eq!(
+            c.set_encode_max_depth(&[s("x")]),
+            arg(1, "number expected, got string")
+        );
+        assert_eq!(
+            c.set_encode_max_depth(&[num(1.0), num(2.0)]),
+            arg(2, "found too many arguments")
+        );
+        assert_eq!(c.set_encode_max_depth(&[num(2.7)]), Ok(vec![num(2.0)]));
+        assert_eq!(c.set_decode_max_depth(&[]), Ok(vec![num(1000.0)]));
+        assert_eq!(c.set_encode_number_precision(&[]), Ok(vec![num(14.0)]));
+        assert_eq!(
+            c.set_encode_number_precision(&[num(15.0)]),
+            arg(1, "expected integer between 1 and 14")
+        );
+        assert_eq!(
+            c.set_encode_number_precision(&[num(3.0)]),
+            Ok(vec![num(3.0)])
+        );
+
+        let mut c = CjsonConfig::default();
+        assert_eq!(
+            c.encode_sparse_array(&[]),
+            Ok(vec![SValue::Bool(false), num(2.0), num(10.0)])
+        );
+        assert_eq!(
+            c.encode_sparse_array(&[SValue::Bool(true)]),
+            Ok(vec![SValue::Bool(true), num(2.0), num(10.0)])
+        );
+        assert_eq!(
+            c.encode_sparse_array(&[num(1.0)]),
+            arg(1, "invalid option '1'")
+        );
+        assert_eq!(
+            c.encode_sparse_array(&[s("on")]),
+            Ok(vec![SValue::Bool(true), num(2.0), num(10.0)])
+        );
+        assert_eq!(
+            c.encode_sparse_array(&[s("x")]),
+            arg(1, "invalid option 'x'")
+        );
+        assert_eq!(
+            c.encode_sparse_array(&[SValue::Nil, num(-1.0)]),
+            arg(1, "expected integer between 0 and 2147483647")
+        );
+        assert_eq!(
+            c.encode_sparse_array(&[SValue::Nil, num(3.0), num(4.0), num(5.0)]),
+            arg(4, "found too many arguments")
+        );
+
+        let mut c = CjsonConfig::default();
+        assert_eq!(c.set_encode_keep_buffer(&[]), Ok(vec![SValue::Bool(true)]));
+        assert_eq!(
+            c.set_encode_keep_buffer(&[SValue::Bool(false)]),
+            Ok(vec![SValue::Bool(false)])
+        );
+        assert_eq!(
+            c.set_encode_keep_buffer(&[s("on")]),
+            Ok(vec![SValue::Bool(true)])
+        );
+        assert_eq!(
+            c.set_encode_keep_buffer(&[s("off")]),
+            Ok(vec![SValue::Bool(false)])
+        );
+        assert_eq!(
+            c.set_encode_invalid_numbers(&[]),
+            Ok(vec![SValue::Bool(false)])
+        );
+        assert_eq!(
+            c.set_encode_invalid_numbers(&[s("null")]),
+            Ok(vec![s("null")])
+        );
+        assert_eq!(
+            c.set_encode_invalid_numbers(&[SValue::Bool(true)]),
+            Ok(vec![SValue::Bool(true)])
+        );
+        assert_eq!(
+            c.set_encode_invalid_numbers(&[s("maybe")]),
+            arg(1, "invalid option 'maybe'")
+        );
+        assert_eq!(
+            c.set_encode_invalid_numbers(&[num(5.0)]),
+            arg(1, "invalid option '5'")
+        );
+        assert_eq!(
+            c.set_decode_invalid_numbers(&[]),
+            Ok(vec![SValue::Bool(true)])
+        );
+        assert_eq!(
+            c.set_decode_invalid_numbers(&[s("on")]),
+            Ok(vec![SValue::Bool(true)])
+        );
+    }
 }
