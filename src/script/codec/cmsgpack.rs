@@ -438,3 +438,403 @@ pub fn unpack_limit_lua(args: &[SValue]) -> Result<(Graph, Vec<SValue>), LuaErr>
     let s = check_string(args, 1)?;
     unpack(&s, limit, offset)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every expected output and error text below was recorded from Redis 7.0.15
+    //! (`redis-cli eval "return hex(cmsgpack.pack(...))" 0` and friends).
+    use super::*;
+
+    fn num(x: f64) -> SValue {
+        SValue::Num(x)
+    }
+
+    fn s(x: &[u8]) -> SValue {
+        SValue::Str(x.to_vec())
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|c| format!("{c:02x}")).collect()
+    }
+
+    fn pack_hex(g: &Graph, vals: &[SValue]) -> String {
+        hex(&pack(g, vals).unwrap())
+    }
+
+    fn nums(xs: &[f64]) -> Vec<SValue> {
+        xs.iter().map(|x| num(*x)).collect()
+    }
+
+    fn table(pairs: Vec<(SValue, SValue)>) -> (Graph, SValue) {
+        let mut g = Graph::default();
+        let t = g.add(pairs);
+        (g, SValue::Table(t))
+    }
+
+    #[test]
+    fn pack_numbers() {
+        let g = Graph::default();
+        let ints = [
+            0.0,
+            1.0,
+            127.0,
+            128.0,
+            255.0,
+            256.0,
+            65535.0,
+            65536.0,
+            4294967295.0,
+            4294967296.0,
+            -1.0,
+            -32.0,
+            -33.0,
+            -128.0,
+            -129.0,
+            -32768.0,
+            -32769.0,
+            -2147483648.0,
+            -2147483649.0,
+        ];
+        assert_eq!(
+            pack_hex(&g, &nums(&ints)),
+            "00017fcc80ccffcd0100cdffffce00010000ceffffffffcf0000000100000000ffe0d0dfd080d1ff7fd18000d2ffff7fffd2\
+             80000000d3ffffffff7fffffff"
+        );
+        let two63 = 9223372036854775808.0;
+        let floats = [
+            two63,
+            -two63,
+            two63 / 2.0,
+            two63 * 2.0,
+            -two63 * 2.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::from_bits(0xfff8_0000_0000_0000), // 0/0 on x86
+            -0.0,
+            0.5,
+            0.1,
+            1e300,
+            f32::MAX as f64,
+            1e-45,
+        ];
+        assert_eq!(
+            pack_hex(&g, &nums(&floats)),
+            "ca5f000000d38000000000000000cf4000000000000000ca5f800000cadf800000ca7f800000caff800000cbfff8000000000000\
+             00ca3f000000cb3fb999999999999acb7e37e43c8800759cca7f7fffffcb3696d601ad376ab9"
+        );
+        assert_eq!(
+            pack_hex(
+                &g,
+                &nums(&[9007199254740992.0, 9007199254740994.0, 1.5, -1.5])
+            ),
+            "cf0020000000000000cf0020000000000002ca3fc00000cabfc00000"
+        );
+    }
+
+    #[test]
+    fn pack_scalars_and_strings() {
+        let g = Graph::default();
+        let vals = [
+            SValue::Bool(true),
+            SValue::Bool(false),
+            SValue::Nil,
+            SValue::Null,
+        ];
+        assert_eq!(pack_hex(&g, &vals), "c3c2c0c0");
+        assert_eq!(pack_hex(&g, &[SValue::Other("function")]), "c0");
+        assert_eq!(pack_hex(&g, &[s(b"")]), "a0");
+        assert_eq!(
+            pack_hex(&g, &[s(&[b'a'; 31])]),
+            format!("bf{}", "61".repeat(31))
+        );
+        for (n, head) in [
+            (32, "d920"),
+            (255, "d9ff"),
+            (256, "da0100"),
+            (65535, "daffff"),
+            (65536, "db00010000"),
+        ] {
+            let out = pack_hex(&g, &[s(&vec![b'a'; n])]);
+            assert_eq!(out, format!("{head}{}", "61".repeat(n)), "{n}");
+        }
+        assert_eq!(
+            pack(&g, &[]),
+            Err(LuaErr::Arg(0, "MessagePack pack needs input.".into()))
+        );
+    }
+
+    #[test]
+    fn pack_tables() {
+        let (g, t) = table(vec![]);
+        assert_eq!(pack_hex(&g, &[t]), "90");
+        let (g, t) = table(vec![
+            (num(1.0), num(1.0)),
+            (num(2.0), num(2.0)),
+            (num(3.0), num(3.0)),
+        ]);
+        assert_eq!(pack_hex(&g, &[t]), "93010203");
+        let (g, t) = table(vec![(num(1.0), num(1.0)), (num(3.0), num(3.0))]);
+        assert_eq!(pack_hex(&g, &[t]), "8201010303");
+        let (g, t) = table(vec![(s(b"a"), num(1.0))]);
+        assert_eq!(pack_hex(&g, &[t]), "81a16101");
+        for (k, want) in [
+            (1.5, "81ca3fc0000001"),
+            (0.0, "810001"),
+            (1099511627776.0, "81cf000001000000000001"),
+        ] {
+            let (g, t) = table(vec![(num(k), num(1.0))]);
+            assert_eq!(pack_hex(&g, &[t]), want);
+        }
+        let seq = |n: usize| {
+            (1..=n)
+                .map(|i| (num(i as f64), num(i as f64)))
+                .collect::<Vec<_>>()
+        };
+        let (g, t) = table(seq(16));
+        assert_eq!(pack_hex(&g, &[t]), "dc00100102030405060708090a0b0c0d0e0f10");
+        let (g, t) = table(seq(15));
+        assert!(pack_hex(&g, &[t]).starts_with("9f01"));
+        let (g, t) = table((1..=65536).map(|i| (num(i as f64), num(1.0))).collect());
+        assert!(pack_hex(&g, &[t]).starts_with("dd0001000001"));
+        let keys = |n: usize| {
+            (1..=n)
+                .map(|i| (s(format!("k{i}").as_bytes()), num(1.0)))
+                .collect::<Vec<_>>()
+        };
+        let (g, t) = table(keys(16));
+        assert!(pack_hex(&g, &[t]).starts_with("de0010"));
+        let (g, t) = table(keys(65536));
+        assert!(pack_hex(&g, &[t]).starts_with("df00010000a"));
+    }
+
+    #[test]
+    fn pack_nesting() {
+        // t[1] = t; t.a = t: 16 levels, then nil.
+        let mut g = Graph::default();
+        g.add(vec![(num(1.0), SValue::Table(0))]);
+        g.add(vec![(s(b"a"), SValue::Table(1))]);
+        assert_eq!(
+            pack_hex(&g, &[SValue::Table(0)]),
+            format!("{}c0", "91".repeat(16))
+        );
+        assert_eq!(
+            pack_hex(&g, &[SValue::Table(1)]),
+            format!("{}c0", "81a161".repeat(16))
+        );
+        // {{{...{1}...}}} 18 deep.
+        let mut g = Graph::default();
+        for i in 0..18 {
+            let v = if i < 17 {
+                SValue::Table(i + 1)
+            } else {
+                num(1.0)
+            };
+            g.add(vec![(num(1.0), v)]);
+        }
+        assert_eq!(
+            pack_hex(&g, &[SValue::Table(0)]),
+            format!("{}c0", "91".repeat(16))
+        );
+    }
+
+    fn all(data: &[u8]) -> Result<(Graph, Vec<SValue>), LuaErr> {
+        unpack(data, 0, 0)
+    }
+
+    fn err(m: &str) -> LuaErr {
+        LuaErr::Error(m.into())
+    }
+
+    #[test]
+    fn unpack_values() {
+        assert_eq!(all(b"").unwrap().1, vec![]);
+        let (g, v) =
+            all(&pack(&Graph::default(), &[num(1.0), s(b"a"), SValue::Bool(true)]).unwrap())
+                .unwrap();
+        assert!(g.tables.is_empty());
+        assert_eq!(v, vec![num(1.0), s(b"a"), SValue::Bool(true)]);
+        assert_eq!(
+            all(b"\xcf\xff\xff\xff\xff\xff\xff\xff\xff").unwrap().1,
+            vec![num(-1.0)]
+        );
+        assert_eq!(
+            all(b"\xcf\x80\0\0\0\0\0\0\x01").unwrap().1,
+            vec![num(-9223372036854775808.0)]
+        );
+        assert_eq!(
+            all(b"\xd3\x80\0\0\0\0\0\0\x01").unwrap().1,
+            vec![num(-9223372036854775808.0)]
+        );
+        assert_eq!(
+            all(b"\xcc\xff\xd0\xff\xcd\xff\xff\xd1\x80\0\xce\xff\xff\xff\xff\xd2\x80\0\0\0\xe0\xff\x7f").unwrap().1,
+            nums(&[255.0, -1.0, 65535.0, -32768.0, 4294967295.0, -2147483648.0, -32.0, -1.0, 127.0])
+        );
+        assert_eq!(
+            all(b"\xca\x3f\x99\x99\x9a").unwrap().1,
+            vec![num(1.2000000476837158)]
+        );
+        let SValue::Num(nan) = all(b"\xca\xff\xc0\0\0").unwrap().1[0] else {
+            panic!()
+        };
+        assert!(nan.is_nan() && nan.is_sign_negative());
+        assert_eq!(
+            all(b"\xcb\x3f\xb9\x99\x99\x99\x99\x99\x9a").unwrap().1,
+            vec![num(0.1)]
+        );
+        assert_eq!(
+            all(b"\xd9\x03abc\xda\x00\x02de\xdb\x00\x00\x00\x01f\xa3ghi\xa0")
+                .unwrap()
+                .1,
+            vec![s(b"abc"), s(b"de"), s(b"f"), s(b"ghi"), s(b"")]
+        );
+        assert_eq!(all(b"12").unwrap().1, nums(&[49.0, 50.0]));
+        // Every byte value survives a round trip.
+        let bytes: Vec<u8> = (0..=255).collect();
+        let packed = pack(&Graph::default(), &[s(&bytes)]).unwrap();
+        assert_eq!(&packed[..3], b"\xda\x01\x00");
+        assert_eq!(all(&packed).unwrap().1, vec![s(&bytes)]);
+    }
+
+    #[test]
+    fn unpack_tables() {
+        let one = |d: &[u8]| {
+            let (g, v) = all(d).unwrap();
+            assert_eq!(v, vec![SValue::Table(0)]);
+            g
+        };
+        assert_eq!(
+            one(b"\x93\x01\xc0\x03").tables[0],
+            vec![(num(1.0), num(1.0)), (num(3.0), num(3.0))]
+        );
+        assert_eq!(
+            one(b"\xdc\x00\x02\x01\x02").tables[0],
+            vec![(num(1.0), num(1.0)), (num(2.0), num(2.0))]
+        );
+        assert_eq!(
+            one(b"\xdd\x00\x00\x00\x02\x01\x02").tables[0],
+            vec![(num(1.0), num(1.0)), (num(2.0), num(2.0))]
+        );
+        let g = one(b"\x82\xa1a\x01\xa1b\x91\x02");
+        assert_eq!(
+            g.tables[0],
+            vec![(s(b"a"), num(1.0)), (s(b"b"), SValue::Table(1))]
+        );
+        assert_eq!(g.tables[1], vec![(num(1.0), num(2.0))]);
+        assert_eq!(
+            one(b"\xde\x00\x01\xa1a\x01").tables[0],
+            vec![(s(b"a"), num(1.0))]
+        );
+        assert_eq!(
+            one(b"\xdf\x00\x00\x00\x01\xa1a\x01").tables[0],
+            vec![(s(b"a"), num(1.0))]
+        );
+        assert_eq!(
+            one(b"\x82\xa1a\x01\xa1a\x02").tables[0],
+            vec![(s(b"a"), num(2.0))]
+        );
+        assert_eq!(one(b"\x82\xa1a\x01\xa1a\xc0").tables[0], vec![]);
+        assert_eq!(one(b"\x81\x01\xc0").tables[0], vec![]);
+    }
+
+    #[test]
+    fn unpack_errors() {
+        let e = |d: &[u8]| all(d).map(|_| ()).unwrap_err();
+        let missing = err("Missing bytes in input.");
+        let bad = err("Bad data format in input.");
+        for d in [
+            &b"\xcd\x01"[..],
+            b"\x92\x01",
+            b"\xd9\x04abc",
+            b"\xdb\0\0\0\x09abc",
+            b"\xdb\0\0",
+            b"\xdc\0",
+            b"\xde\0\x01\xa1a",
+        ] {
+            assert_eq!(e(d), missing, "{d:?}");
+        }
+        for d in [
+            &b"\xc1"[..],
+            b"\x92\xc1\x01",
+            b"\xc4\x01a",
+            b"\xc7",
+            b"\xd4",
+            b"\xc1\x01",
+            b"\x01\xc1",
+        ] {
+            assert_eq!(e(d), bad, "{d:?}");
+        }
+        assert_eq!(e(b"\x81\xc0\x01"), LuaErr::Raw("table index is nil".into()));
+        assert_eq!(
+            e(b"\x81\xcb\x7f\xf8\0\0\0\0\0\0\x01"),
+            LuaErr::Raw("table index is NaN".into())
+        );
+        assert_eq!(all(&[1u8; 7990]).unwrap().1.len(), 7990);
+        let too_many = err("stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)");
+        assert_eq!(e(&[1u8; 8000]), too_many);
+        let nested = |prefix: &[u8], n: usize| {
+            let mut d = prefix.repeat(n);
+            d.push(1);
+            d
+        };
+        assert_eq!(all(&nested(b"\x91", 3000)).unwrap().1.len(), 1);
+        let deep = err("stack overflow (in function mp_decode_to_lua_array)");
+        assert_eq!(e(&nested(b"\x91", 5000)), deep);
+        assert_eq!(e(&nested(b"\x91", 100000)), deep);
+        assert_eq!(e(&nested(b"\x81\x01", 5000)), too_many);
+    }
+
+    #[test]
+    fn unpack_one_and_limit() {
+        let p = pack(&Graph::default(), &nums(&[1.0, 2.0, 3.0])).unwrap();
+        let sp = s(&p);
+        let one = |args: &[SValue]| unpack_one_lua(args).map(|r| r.1);
+        let lim = |args: &[SValue]| unpack_limit_lua(args).map(|r| r.1);
+        assert_eq!(one(std::slice::from_ref(&sp)), Ok(nums(&[1.0, 1.0])));
+        assert_eq!(one(&[sp.clone(), num(1.0)]), Ok(nums(&[2.0, 2.0])));
+        assert_eq!(one(&[sp.clone(), num(2.0)]), Ok(nums(&[-1.0, 3.0])));
+        assert_eq!(one(&[sp.clone(), num(3.0)]), Ok(nums(&[-1.0])));
+        assert_eq!(
+            one(&[sp.clone(), num(4.0)]),
+            Err(err("Start offset 4 greater than input length 3."))
+        );
+        assert_eq!(
+            one(&[sp.clone(), num(-1.0)]),
+            Err(err(
+                "Invalid request to unpack with offset of -1 and limit of 3."
+            ))
+        );
+        assert_eq!(lim(&[sp.clone(), num(2.0)]), Ok(nums(&[2.0, 1.0, 2.0])));
+        assert_eq!(
+            lim(&[sp.clone(), num(2.0), num(2.0)]),
+            Ok(nums(&[-1.0, 3.0]))
+        );
+        assert_eq!(lim(&[sp.clone(), num(0.0)]), Ok(nums(&[1.0, 2.0, 3.0])));
+        assert_eq!(lim(&[sp.clone(), num(0.0), num(1.0)]), Ok(nums(&[1.0])));
+        assert_eq!(
+            lim(&[sp.clone(), num(-1.0)]),
+            Err(err(
+                "Invalid request to unpack with offset of 0 and limit of 3."
+            ))
+        );
+        assert_eq!(
+            lim(std::slice::from_ref(&sp)),
+            Err(LuaErr::Arg(2, "number expected, got no value".into()))
+        );
+        assert_eq!(
+            lim(&[sp.clone(), s(b"x")]),
+            Err(LuaErr::Arg(2, "number expected, got string".into()))
+        );
+        assert_eq!(one(&[s(b""), num(0.0)]), Ok(nums(&[-1.0])));
+        assert_eq!(one(&[s(b"\x01\xc1")]), Ok(nums(&[1.0, 1.0])));
+        assert_eq!(
+            one(&[s(b"\xc1\x01")]),
+            Err(err("Bad data format in input."))
+        );
+        let t = SValue::Table(0);
+        assert_eq!(
+            unpack_lua(&[t]).map(|_| ()),
+            Err(LuaErr::Arg(1, "string expected, got table".into()))
+        );
+        assert_eq!(unpack_lua(&[num(12.0)]).unwrap().1, nums(&[49.0, 50.0]));
+    }
+}
