@@ -352,3 +352,421 @@ pub fn size(args: &[SValue]) -> Result<usize, LuaErr> {
     }
     Ok(pos)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every expected output and error text below was recorded from Redis 7.0.15
+    //! (`redis-cli eval "return hex(struct.pack(...))" 0` and friends).
+    use super::*;
+
+    fn num(x: f64) -> SValue {
+        SValue::Num(x)
+    }
+
+    fn s(x: &[u8]) -> SValue {
+        SValue::Str(x.to_vec())
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|c| format!("{c:02x}")).collect()
+    }
+
+    /// `struct.pack(fmt, nums...)` as hex.
+    fn p(fmt: &str, xs: &[f64]) -> String {
+        let mut args = vec![s(fmt.as_bytes())];
+        args.extend(xs.iter().map(|x| num(*x)));
+        hex(&pack(&args).unwrap())
+    }
+
+    fn pack_err(args: &[SValue]) -> LuaErr {
+        pack(args).unwrap_err()
+    }
+
+    fn arg(n: usize, m: &str) -> LuaErr {
+        LuaErr::Arg(n, m.into())
+    }
+
+    fn err(m: &str) -> LuaErr {
+        LuaErr::Error(m.into())
+    }
+
+    const TWO63: f64 = 9223372036854775808.0;
+
+    #[test]
+    fn pack_every_format() {
+        let xs = [
+            -1.0, 255.0, -2.0, 65534.0, -3.0, 3.0, 4.0, -5.0, 5.0, 1.5, -2.25,
+        ];
+        assert_eq!(
+            p("bBhHlLTiIfd", &xs),
+            "fffffefffefffdffffffffffffff03000000000000000400000000000000fbffffff050000000000c03f00000000000002c0"
+        );
+        assert_eq!(
+            p(">bBhHlLTiIfd", &xs),
+            "fffffffefffefffffffffffffffd00000000000000030000000000000004fffffffb000000053fc00000c002000000000000"
+        );
+        assert_eq!(
+            p(
+                "<i1i2i3i4i5i6i7i8",
+                &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+            ),
+            "010200030000040000000500000000060000000000070000000000000800000000000000"
+        );
+        assert_eq!(p(">i3I3", &[-2.0, 16777215.0]), "fffffeffffff");
+        assert_eq!(p("<i16", &[-1.0]), "ffffffffffffffff0000000000000000");
+        assert_eq!(p(">i16", &[-1.0]), "0000000000000000ffffffffffffffff");
+        assert_eq!(
+            p("<I16", &[TWO63 * 2.0]),
+            "00000000000000000000000000000000"
+        );
+        assert_eq!(p("<i32", &[1.0]), format!("01{}", "00".repeat(31)));
+        assert_eq!(p("i0", &[1.0]), "");
+        assert_eq!(p("i5", &[1.0]), "0100000000");
+        assert_eq!(p("i3", &[1.0]), "010000");
+        assert_eq!(p("<I3", &[1099511627783.0]), "070000");
+        assert_eq!(p(">I2<I2", &[258.0, 258.0]), "01020201");
+        // Out-of-range conversions follow x86-64.
+        let cases: &[(&str, f64, &str)] = &[
+            ("<b", 300.0, "2c"),
+            ("<B", -1.0, "ff"),
+            ("<L", TWO63, "0000000000000080"),
+            ("<l", TWO63, "0000000000000080"),
+            ("<L", TWO63 * 2.0, "0000000000000000"),
+            ("<L", 1e30, "0000000000000000"),
+            ("<l", -1e30, "0000000000000080"),
+            ("<L", f64::NAN, "0000000000000080"),
+            ("<i", 1.9, "01000000"),
+            ("<i", -1.9, "ffffffff"),
+            ("<L", f64::INFINITY, "0000000000000000"),
+            ("<l", f64::NEG_INFINITY, "0000000000000080"),
+            ("<l", -TWO63, "0000000000000080"),
+            ("<l", -TWO63 * 2.0, "0000000000000080"),
+            ("<h", 65535.0, "ffff"),
+            ("<H", -1.0, "ffff"),
+            ("<h", 32768.0, "0080"),
+            ("f", 1e40, "0000807f"),
+            ("f", 0.1, "cdcccc3d"),
+            (">f", -0.0, "80000000"),
+            (
+                ">d",
+                f64::from_bits(0xfff8_0000_0000_0000),
+                "fff8000000000000",
+            ),
+            (">f", f64::from_bits(0xfff8_0000_0000_0000), "ffc00000"),
+        ];
+        for (fmt, x, want) in cases {
+            assert_eq!(p(fmt, &[*x]), *want, "{fmt} {x}");
+        }
+        assert_eq!(p("x", &[]), "00");
+        assert_eq!(p("xbx", &[1.0]), "000100");
+        assert_eq!(p("", &[]), "");
+        assert_eq!(p("i", &[1.0, 2.0, 3.0]), "01000000");
+        assert_eq!(p("b\0b", &[1.0, 2.0]), "01");
+    }
+
+    #[test]
+    fn pack_strings() {
+        let ps = |fmt: &str, v: SValue| hex(&pack(&[s(fmt.as_bytes()), v]).unwrap());
+        assert_eq!(ps("s", s(b"ab")), "616200");
+        assert_eq!(ps("c", s(b"ab")), "61");
+        assert_eq!(ps("c0", s(b"abc")), "616263");
+        assert_eq!(ps("c2", s(b"abc")), "6162");
+        assert_eq!(ps("s", s(b"a\0b")), "61006200");
+        assert_eq!(ps("s", s(b"")), "00");
+        assert_eq!(ps("s", num(12.5)), "31322e3500");
+        assert_eq!(ps("c0", num(12.5)), "31322e35");
+        assert_eq!(ps("i", s(b"12")), "0c000000");
+        assert_eq!(ps("i", s(b" 0x10 ")), "10000000");
+        assert_eq!(ps("b", s(b" 0x10 ")), "10");
+        assert_eq!(ps("d", s(b"1e1")), "0000000000002440");
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(pack(&[s(b"c0"), s(&bytes)]).unwrap(), bytes);
+    }
+
+    #[test]
+    fn pack_alignment() {
+        let xs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(
+            p("!4 b i b h b d", &xs),
+            "010000000200000003000400050000000000000000001840"
+        );
+        assert_eq!(
+            p("!b i b h b d", &xs),
+            "010000000200000003000400050000000000000000001840"
+        );
+        assert_eq!(p("!8bd", &[1.0, 2.0]), "01000000000000000000000000000040");
+        assert_eq!(p("!2bd", &[1.0, 2.0]), "01000000000000000040");
+        assert_eq!(
+            p("!16bi16", &[1.0, 2.0]),
+            "0100000000000000000000000000000002000000000000000000000000000000"
+        );
+        assert_eq!(p("!4 i3 b i3", &[1.0, 2.0, 3.0]), "000001000002030000");
+        let ten: Vec<f64> = (1..=10).map(|i| i as f64).collect();
+        assert_eq!(
+            p("!8 b h b l b T b f b d", &ten),
+            "0100020003000000040000000000000005000000000000000600000000000000070000000000004109000000000000000000000000002440"
+        );
+        let mixed =
+            |fmt: &str| hex(&pack(&[s(fmt.as_bytes()), num(1.0), s(b"abc"), num(2.0)]).unwrap());
+        assert_eq!(mixed("!4bc3i"), "0161626302000000");
+        let mixed = hex(&pack(&[s(b"!4bsi"), num(1.0), s(b"ab"), num(2.0)]).unwrap());
+        assert_eq!(mixed, "0161620002000000");
+    }
+
+    #[test]
+    fn pack_errors() {
+        let f = |x: &str| s(x.as_bytes());
+        assert_eq!(
+            pack_err(&[f("z"), num(1.0)]),
+            arg(1, "invalid format option 'z'")
+        );
+        assert_eq!(
+            pack_err(&[f("="), num(1.0)]),
+            arg(1, "invalid format option '='")
+        );
+        assert_eq!(
+            pack_err(&[f("i"), f("x")]),
+            arg(2, "number expected, got string")
+        );
+        assert_eq!(
+            pack_err(&[f("d"), f("1x")]),
+            arg(2, "number expected, got string")
+        );
+        assert_eq!(pack_err(&[f("i")]), arg(2, "number expected, got nil"));
+        assert_eq!(
+            pack_err(&[f("i"), SValue::Nil]),
+            arg(2, "number expected, got nil")
+        );
+        assert_eq!(
+            pack_err(&[f("i"), SValue::Bool(true)]),
+            arg(2, "number expected, got boolean")
+        );
+        assert_eq!(
+            pack_err(&[f("iii"), num(1.0)]),
+            arg(3, "number expected, got nil")
+        );
+        assert_eq!(
+            pack_err(&[f("iiii"), num(1.0)]),
+            arg(3, "number expected, got nil")
+        );
+        assert_eq!(
+            pack_err(&[f("s"), SValue::Table(0)]),
+            arg(2, "string expected, got table")
+        );
+        assert_eq!(pack_err(&[f("c5"), f("abc")]), arg(3, "string too short"));
+        assert_eq!(
+            pack_err(&[f("<i33"), num(1.0)]),
+            err("integral size 33 is larger than limit of 32")
+        );
+        assert_eq!(
+            pack_err(&[f("i99999999999"), num(1.0)]),
+            err("integral size overflow")
+        );
+        assert_eq!(
+            pack_err(&[f("c99999999999"), num(1.0)]),
+            err("integral size overflow")
+        );
+        assert_eq!(
+            pack_err(&[f("!99999999999"), num(1.0)]),
+            err("integral size overflow")
+        );
+        assert_eq!(
+            pack_err(&[f("!3bd"), num(1.0), num(2.0)]),
+            err("alignment 3 is not a power of 2")
+        );
+        assert_eq!(
+            pack_err(&[f("!0bd"), num(1.0), num(2.0)]),
+            err("alignment 0 is not a power of 2")
+        );
+        assert_eq!(
+            pack_err(&[num(12.0), num(1.0)]),
+            arg(1, "invalid format option '1'")
+        );
+        assert_eq!(
+            pack_err(&[SValue::Table(0), num(1.0)]),
+            arg(1, "string expected, got table")
+        );
+        assert_eq!(pack_err(&[]), arg(1, "string expected, got no value"));
+    }
+
+    fn u(args: &[SValue]) -> Result<Vec<SValue>, LuaErr> {
+        unpack(args)
+    }
+
+    fn ub(fmt: &str, data: &[u8]) -> Result<Vec<SValue>, LuaErr> {
+        unpack(&[s(fmt.as_bytes()), s(data)])
+    }
+
+    fn nums(xs: &[f64]) -> Vec<SValue> {
+        xs.iter().map(|x| num(*x)).collect()
+    }
+
+    #[test]
+    fn unpack_every_format() {
+        let xs = [
+            -1.0, 255.0, -2.0, 65534.0, -3.0, 3.0, 4.0, -5.0, 5.0, 1.5, -2.25,
+        ];
+        let mut args = vec![s(b"bBhHlLTiIfd")];
+        args.extend(nums(&xs));
+        let packed = pack(&args).unwrap();
+        let mut want = nums(&xs);
+        want.push(num(51.0));
+        assert_eq!(ub("bBhHlLTiIfd", &packed), Ok(want));
+        let ff = [0xffu8; 16];
+        assert_eq!(
+            ub("<lL", &ff),
+            Ok(nums(&[-1.0, 18446744073709551616.0, 17.0]))
+        );
+        assert_eq!(ub("<i16", &ff), Ok(nums(&[-1.0, 17.0])));
+        assert_eq!(
+            ub("<I16", &[1u8; 16]),
+            Ok(nums(&[72340172838076672.0, 17.0]))
+        );
+        let big = b"\0\0\0\0\0\0\0\0\x80\0\0\0\0\0\0\x01";
+        assert_eq!(ub(">i16", big), Ok(nums(&[-TWO63, 17.0])));
+        assert_eq!(ub("<i9", b"\x01\0\0\0\0\0\0\0\x80"), Ok(nums(&[1.0, 10.0])));
+        assert_eq!(
+            ub("<i12", b"\x01\0\0\0\0\0\0\0\0\0\0\x80"),
+            Ok(nums(&[1.0, 13.0]))
+        );
+        assert_eq!(ub("<i3", b"\xff\xff\x7f"), Ok(nums(&[8388607.0, 4.0])));
+        assert_eq!(ub("<i3", b"\0\0\x80"), Ok(nums(&[-8388608.0, 4.0])));
+        assert_eq!(ub("i0", b"abc"), Ok(nums(&[0.0, 1.0])));
+        assert_eq!(ub(">h", b"\xff\xfe"), Ok(nums(&[-2.0, 3.0])));
+        assert_eq!(ub("<H", b"\xff\xfe"), Ok(nums(&[65279.0, 3.0])));
+        assert_eq!(ub("I3", b"\x01\x02\x03"), Ok(nums(&[197121.0, 4.0])));
+        assert_eq!(
+            ub("<I8", &ff[..8]),
+            Ok(nums(&[18446744073709551616.0, 9.0]))
+        );
+        assert_eq!(ub(">d", b"\x3f\xf8\0\0\0\0\0\0"), Ok(nums(&[1.5, 9.0])));
+        assert_eq!(ub("<f", b"\0\0\xc0\x3f"), Ok(nums(&[1.5, 5.0])));
+        assert_eq!(
+            ub(">d", b"\x7f\xf0\0\0\0\0\0\0"),
+            Ok(nums(&[f64::INFINITY, 9.0]))
+        );
+        let r = ub(">f", b"\xff\xc0\0\0").unwrap();
+        assert!(matches!(r[0], SValue::Num(x) if x.is_nan() && x.is_sign_negative()));
+        assert_eq!(ub("x", b"abc"), Ok(nums(&[2.0])));
+        assert_eq!(ub("xb", b"abc"), Ok(nums(&[98.0, 3.0])));
+        assert_eq!(
+            ub("!4bi", b"\x01\0\0\0\x02\0\0\0"),
+            Ok(nums(&[1.0, 2.0, 9.0]))
+        );
+        assert_eq!(ub("bb\0b", b"\x01\x02\x03"), Ok(nums(&[1.0, 2.0, 3.0])));
+        assert_eq!(ub("", b"abc"), Ok(nums(&[1.0])));
+        let ten: Vec<f64> = (1..=10).map(|i| i as f64).collect();
+        let mut args = vec![s(b"!8 b h b l b T b f b d")];
+        args.extend(nums(&ten));
+        let packed = pack(&args).unwrap();
+        let mut want = ten.clone();
+        want.push(57.0);
+        assert_eq!(ub("!8 b h b l b T b f b d", &packed), Ok(nums(&want)));
+    }
+
+    #[test]
+    fn unpack_strings() {
+        let st = |x: &[u8]| s(x);
+        assert_eq!(ub("s", b"ab\0cd\0"), Ok(vec![st(b"ab"), num(4.0)]));
+        assert_eq!(
+            ub("ss", b"ab\0cd\0"),
+            Ok(vec![st(b"ab"), st(b"cd"), num(7.0)])
+        );
+        assert_eq!(ub("s", b"\0"), Ok(vec![st(b""), num(2.0)]));
+        assert_eq!(ub("c", b"abc"), Ok(vec![st(b"a"), num(2.0)]));
+        assert_eq!(ub("c2c", b"abc"), Ok(vec![st(b"ab"), st(b"c"), num(4.0)]));
+        assert_eq!(ub("bc0", b"\x02abc"), Ok(vec![st(b"ab"), num(4.0)]));
+        assert_eq!(ub("bc0", b"\0abc"), Ok(vec![st(b""), num(2.0)]));
+        assert_eq!(ub("c1c0", b"3abc"), Ok(vec![st(b"abc"), num(5.0)]));
+        assert_eq!(ub("c1c0", b"2.5abc"), Ok(vec![st(b".5"), num(4.0)]));
+        assert_eq!(ub("bxc0", b"\x02\0abc"), Ok(vec![st(b"ab"), num(5.0)]));
+        assert_eq!(u(&[s(b"b"), num(12.0)]), Ok(nums(&[49.0, 2.0])));
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(ub("c256", &bytes), Ok(vec![st(&bytes), num(257.0)]));
+    }
+
+    #[test]
+    fn unpack_positions() {
+        let d = s(b"abcdef");
+        let at = |fmt: &str, pos: SValue| u(&[s(fmt.as_bytes()), d.clone(), pos]);
+        assert_eq!(at("<i", num(3.0)), Ok(nums(&[1717920867.0, 7.0])));
+        assert_eq!(at("<b", num(1.9)), Ok(nums(&[97.0, 2.0])));
+        assert_eq!(at("<b", s(b"2")), Ok(nums(&[98.0, 3.0])));
+        assert_eq!(at("<b", SValue::Nil), Ok(nums(&[97.0, 2.0])));
+        let short = Err(arg(2, "data string too short"));
+        assert_eq!(at("<i", num(4.0)), short);
+        assert_eq!(at("<b", num(7.0)), short);
+        assert_eq!(at("<b", num(8.0)), short);
+        assert_eq!(at("<b", num(-1.0)), short);
+        assert_eq!(
+            at("<b", num(0.0)),
+            Err(arg(3, "offset must be 1 or greater"))
+        );
+        assert_eq!(
+            at("<b", s(b"x")),
+            Err(arg(3, "number expected, got string"))
+        );
+        let abc = |pos: f64| u(&[s(b""), s(b"abc"), num(pos)]);
+        assert_eq!(abc(3.0), Ok(nums(&[3.0])));
+        assert_eq!(abc(-1.0), Ok(nums(&[-1.0])));
+        assert_eq!(abc(5.0), Ok(nums(&[5.0])));
+        assert_eq!(u(&[s(b"b"), s(b"abc"), num(5.0)]), short);
+        assert_eq!(
+            ub("!4bi", b"\x01\0\0\0\x02\0\0\0\x03"),
+            Ok(nums(&[1.0, 2.0, 9.0]))
+        );
+    }
+
+    #[test]
+    fn unpack_errors() {
+        let short = Err(arg(2, "data string too short"));
+        assert_eq!(ub("<i", b"abc"), short);
+        assert_eq!(ub("bc0", b"\x05abc"), short);
+        assert_eq!(ub("bc0", b"\xffabc"), short);
+        assert_eq!(ub("c2c0", b"12abc"), short);
+        assert_eq!(ub("c3", b"ab"), short);
+        assert_eq!(ub("!4bi", b"\x01\0\0\0\x02\0\0"), short);
+        let c0 = Err(err("format 'c0' needs a previous size"));
+        assert_eq!(ub("c0", b"abc"), c0);
+        assert_eq!(ub("c2c0", b"x2abc"), c0);
+        assert_eq!(ub("c1c0", b" 3 abc"), c0);
+        assert_eq!(ub("xc0", b"2abc"), c0);
+        assert_eq!(ub("s", b"abc"), Err(err("unfinished string in data")));
+        assert_eq!(ub("z", b"abc"), Err(arg(1, "invalid format option 'z'")));
+        assert_eq!(
+            ub("<i33", b"abc"),
+            Err(err("integral size 33 is larger than limit of 32"))
+        );
+        assert_eq!(
+            ub("i99999999999", b"abc"),
+            Err(err("integral size overflow"))
+        );
+        assert_eq!(u(&[s(b"b")]), Err(arg(2, "string expected, got no value")));
+        assert_eq!(u(&[]), Err(arg(1, "string expected, got no value")));
+    }
+
+    #[test]
+    fn sizes() {
+        let sz = |fmt: &str| size(&[s(fmt.as_bytes())]);
+        assert_eq!(sz("bBhHlLTiIfdx"), Ok(51));
+        assert_eq!(sz("!4bi"), Ok(8));
+        assert_eq!(sz("!bd"), Ok(16));
+        assert_eq!(sz("i7c3"), Ok(10));
+        assert_eq!(sz("c"), Ok(1));
+        assert_eq!(sz("z"), Ok(0));
+        assert_eq!(sz("zq"), Ok(0));
+        assert_eq!(sz(""), Ok(0));
+        assert_eq!(sz("b\0b"), Ok(1));
+        assert_eq!(sz("!8 b h b l b T b f b d"), Ok(56));
+        assert_eq!(size(&[num(12.0)]), Ok(0));
+        assert_eq!(sz("s"), Err(arg(1, "option 's' has no fixed size")));
+        assert_eq!(sz("c0"), Err(arg(1, "option 'c0' has no fixed size")));
+        assert_eq!(sz("="), Err(arg(1, "invalid format option '='")));
+        assert_eq!(sz("!3"), Err(err("alignment 3 is not a power of 2")));
+        assert_eq!(
+            sz("<i33"),
+            Err(err("integral size 33 is larger than limit of 32"))
+        );
+        assert_eq!(size(&[]), Err(arg(1, "string expected, got no value")));
+    }
+}
