@@ -69,13 +69,14 @@ fn integer_option(
     let a = &args[idx - 1];
     if *a != SValue::Nil {
         // luaL_checkinteger, then stored in an int.
-        let n = lua_tonumber(a)
-            .ok_or_else(|| LuaErr::Arg(idx, format!("number expected, got {}", type_name(a))))?;
+        let n = lua_tonumber(a).ok_or_else(|| {
+            LuaErr::Arg(idx, format!("number expected, got {}", type_name(a)).into())
+        })?;
         let value = cast_i64(n) as i32;
         if !(min <= value && value <= max) {
             return Err(LuaErr::Arg(
                 1,
-                format!("expected integer between {min} and {max}"),
+                format!("expected integer between {min} and {max}").into(),
             ));
         }
         *setting = value;
@@ -96,14 +97,20 @@ fn enum_option(
         SValue::Bool(b) => *setting = *b as i32,
         _ => {
             let s = lua_tostring(a).ok_or_else(|| {
-                LuaErr::Arg(idx, format!("string expected, got {}", type_name(a)))
+                LuaErr::Arg(idx, format!("string expected, got {}", type_name(a)).into())
             })?;
             match options.iter().position(|o| o.as_bytes() == s.as_slice()) {
                 Some(p) => *setting = p as i32,
                 None => {
                     return Err(LuaErr::Arg(
                         idx,
-                        format!("invalid option '{}'", String::from_utf8_lossy(&s)),
+                        // luaL_checkoption formats the option with %s: a NUL ends it.
+                        [
+                            &b"invalid option '"[..],
+                            s.split(|&c| c == 0).next().unwrap_or(&[]),
+                            b"'",
+                        ]
+                        .concat(),
                     ));
                 }
             }
@@ -302,16 +309,16 @@ impl Encoder<'_> {
                 .extend_from_slice(if *b { b"true" } else { b"false" }),
             SValue::Nil | SValue::Null => self.out.extend_from_slice(b"null"),
             SValue::Other(t) => {
-                return Err(LuaErr::Error(format!(
-                    "Cannot serialise {t}: type not supported"
-                )))
+                return Err(LuaErr::Error(
+                    format!("Cannot serialise {t}: type not supported").into(),
+                ))
             }
             SValue::Table(t) => {
                 let depth = depth + 1;
                 if depth > self.cfg.encode_max_depth || used + 3 > MAX_C_STACK {
-                    return Err(LuaErr::Error(format!(
-                        "Cannot serialise, excessive nesting ({depth})"
-                    )));
+                    return Err(LuaErr::Error(
+                        format!("Cannot serialise, excessive nesting ({depth})").into(),
+                    ));
                 }
                 match self.array_length(*t)? {
                     Some(len) if len > 0 => {
@@ -348,10 +355,13 @@ impl Encoder<'_> {
                                     self.out.push(b':');
                                 }
                                 other => {
-                                    return Err(LuaErr::Error(format!(
+                                    return Err(LuaErr::Error(
+                                        format!(
                                         "Cannot serialise {}: table key must be a number or string",
                                         type_name(other)
-                                    )));
+                                    )
+                                        .into(),
+                                    ));
                                 }
                             }
                             self.value(v, depth, used + 2)?;
@@ -612,11 +622,14 @@ impl Parser<'_> {
     }
 
     fn fail(&self, expected: &str, tok: &Tok, index: usize) -> LuaErr {
-        LuaErr::Error(format!(
-            "Expected {expected} but found {} at character {}",
-            tok.name(),
-            index + 1
-        ))
+        LuaErr::Error(
+            format!(
+                "Expected {expected} but found {} at character {}",
+                tok.name(),
+                index + 1
+            )
+            .into(),
+        )
     }
 
     fn descend(&mut self, used: usize, slots: usize) -> Result<(), LuaErr> {
@@ -624,10 +637,13 @@ impl Parser<'_> {
         if self.depth <= self.cfg.decode_max_depth && used + slots <= MAX_C_STACK {
             return Ok(());
         }
-        Err(LuaErr::Error(format!(
-            "Found too many nested data structures ({}) at character {}",
-            self.depth, self.ptr
-        )))
+        Err(LuaErr::Error(
+            format!(
+                "Found too many nested data structures ({}) at character {}",
+                self.depth, self.ptr
+            )
+            .into(),
+        ))
     }
 
     fn value(&mut self, tok: (Tok, usize), used: usize) -> Result<SValue, LuaErr> {
@@ -747,7 +763,7 @@ mod tests {
     }
 
     fn err(m: &str) -> Result<String, LuaErr> {
-        Err(LuaErr::Error(m.to_string()))
+        Err(LuaErr::Error(m.as_bytes().to_vec()))
     }
 
     /// A graph holding one table with `pairs`.
@@ -1092,7 +1108,7 @@ mod tests {
 
     fn dec_err(text: &[u8]) -> String {
         match decode(&CjsonConfig::default(), text) {
-            Err(LuaErr::Error(m)) => m,
+            Err(LuaErr::Error(m)) => String::from_utf8(m).unwrap(),
             other => panic!("{other:?}"),
         }
     }
@@ -1410,7 +1426,7 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(
                 decode(&cfg, text.as_bytes()).map(|_| ()),
-                Err(LuaErr::Error(want.to_string())),
+                Err(LuaErr::Error(want.as_bytes().to_vec())),
                 "{text}"
             );
         }
@@ -1439,7 +1455,7 @@ mod tests {
     #[test]
     fn config_functions() {
         let mut c = CjsonConfig::default();
-        let arg = |n: usize, m: &str| Err(LuaErr::Arg(n, m.to_string()));
+        let arg = |n: usize, m: &str| Err(LuaErr::Arg(n, m.as_bytes().to_vec()));
         assert_eq!(c.set_encode_max_depth(&[]), Ok(vec![num(1000.0)]));
         assert_eq!(c.set_encode_max_depth(&[num(5.0)]), Ok(vec![num(5.0)]));
         assert_eq!(

@@ -350,15 +350,21 @@ pub fn unpack(data: &[u8], limit: i64, offset: i64) -> Result<(Graph, Vec<SValue
     let len = data.len();
     let decode_all = limit == 0 && offset == 0;
     if offset < 0 || limit < 0 {
-        return Err(LuaErr::Error(format!(
-            "Invalid request to unpack with offset of {} and limit of {}.",
-            offset as i32, len as i32
-        )));
+        return Err(LuaErr::Error(
+            format!(
+                "Invalid request to unpack with offset of {} and limit of {}.",
+                offset as i32, len as i32
+            )
+            .into(),
+        ));
     } else if offset as u64 > len as u64 {
-        return Err(LuaErr::Error(format!(
-            "Start offset {} greater than input length {}.",
-            offset as i32, len as i32
-        )));
+        return Err(LuaErr::Error(
+            format!(
+                "Start offset {} greater than input length {}.",
+                offset as i32, len as i32
+            )
+            .into(),
+        ));
     }
     let limit = if decode_all { i32::MAX as i64 } else { limit };
     let mut dec = Decoder {
@@ -392,7 +398,8 @@ fn check_integer(args: &[SValue], n: usize) -> Result<i64, LuaErr> {
             format!(
                 "number expected, got {}",
                 a.map(type_name).unwrap_or("no value")
-            ),
+            )
+            .into(),
         )),
     }
 }
@@ -412,7 +419,8 @@ fn check_string(args: &[SValue], n: usize) -> Result<Vec<u8>, LuaErr> {
             format!(
                 "string expected, got {}",
                 a.map(type_name).unwrap_or("no value")
-            ),
+            )
+            .into(),
         )
     })
 }

@@ -84,9 +84,9 @@ impl Fmt {
             b'i' | b'I' => {
                 let sz = self.getnum(4)?;
                 if sz > MAXINTSIZE {
-                    return Err(LuaErr::Error(format!(
-                        "integral size {sz} is larger than limit of {MAXINTSIZE}"
-                    )));
+                    return Err(LuaErr::Error(
+                        format!("integral size {sz} is larger than limit of {MAXINTSIZE}").into(),
+                    ));
                 }
                 sz
             }
@@ -103,14 +103,16 @@ impl Fmt {
             b'!' => {
                 let a = self.getnum(MAXALIGN)?;
                 if !(a > 0 && a & (a - 1) == 0) {
-                    return Err(LuaErr::Error(format!("alignment {a} is not a power of 2")));
+                    return Err(LuaErr::Error(
+                        format!("alignment {a} is not a power of 2").into(),
+                    ));
                 }
                 h.align = a;
             }
             _ => {
                 return Err(LuaErr::Arg(
                     1,
-                    format!("invalid format option '{}'", opt as char),
+                    [&b"invalid format option '"[..], &[opt], b"'"].concat(),
                 ))
             }
         }
@@ -132,12 +134,12 @@ fn arg_type(a: Option<&SValue>) -> &'static str {
 
 fn check_string(a: Option<&SValue>, n: usize) -> Result<Vec<u8>, LuaErr> {
     a.and_then(lua_tostring)
-        .ok_or_else(|| LuaErr::Arg(n, format!("string expected, got {}", arg_type(a))))
+        .ok_or_else(|| LuaErr::Arg(n, format!("string expected, got {}", arg_type(a)).into()))
 }
 
 fn check_number(a: Option<&SValue>, n: usize) -> Result<f64, LuaErr> {
     a.and_then(lua_tonumber)
-        .ok_or_else(|| LuaErr::Arg(n, format!("number expected, got {}", arg_type(a))))
+        .ok_or_else(|| LuaErr::Arg(n, format!("number expected, got {}", arg_type(a)).into()))
 }
 
 fn format_arg(args: &[SValue]) -> Result<Fmt, LuaErr> {

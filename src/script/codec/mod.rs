@@ -61,19 +61,37 @@ impl Graph {
 ///   prefix, `fname` being the called function's name (`pack`, `encode_max_depth`, ...);
 /// - `Raw(m)`: a VM runtime error raised inside the C function (`table index is nil`), which Lua
 ///   reports with no position prefix.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Messages are bytes: some echo the script's own bytes (`invalid option '...'`).
+#[derive(Clone, PartialEq)]
 pub enum LuaErr {
-    Error(String),
-    Arg(usize, String),
-    Raw(String),
+    Error(Vec<u8>),
+    Arg(usize, Vec<u8>),
+    Raw(Vec<u8>),
 }
 
 impl LuaErr {
     /// The message without the position prefix, `fname` naming the called function.
-    pub fn message(&self, fname: &str) -> String {
+    pub fn message(&self, fname: &str) -> Vec<u8> {
         match self {
             LuaErr::Error(m) | LuaErr::Raw(m) => m.clone(),
-            LuaErr::Arg(n, m) => format!("bad argument #{n} to '{fname}' ({m})"),
+            LuaErr::Arg(n, m) => {
+                let mut out = format!("bad argument #{n} to '{fname}' (").into_bytes();
+                out.extend_from_slice(m);
+                out.push(b')');
+                out
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for LuaErr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |m: &[u8]| String::from_utf8_lossy(m).into_owned();
+        match self {
+            LuaErr::Error(m) => write!(f, "Error({:?})", s(m)),
+            LuaErr::Arg(n, m) => write!(f, "Arg({n}, {:?})", s(m)),
+            LuaErr::Raw(m) => write!(f, "Raw({:?})", s(m)),
         }
     }
 }
