@@ -196,8 +196,9 @@ impl Decoder<'_> {
         Ok(SValue::Str(s))
     }
 
-    /// One value; `used` is the Lua stack slots the C decoder holds before pushing it.
-    fn value(&mut self, used: usize) -> Result<SValue, Fail> {
+    /// One scalar, or the header of a table (whose items the caller decodes); `used` is the Lua
+    /// stack slots the C decoder holds before pushing it.
+    fn item(&mut self, used: usize) -> Result<Item, Fail> {
         self.need(1)?;
         if used + 1 > MAX_C_STACK {
             return Err(Fail::Lua(LuaErr::Error(
@@ -205,7 +206,7 @@ impl Decoder<'_> {
             )));
         }
         let c = self.d[self.p];
-        let num = |v: f64| Ok(SValue::Num(v));
+        let num = |v: f64| Ok(Item::Value(SValue::Num(v)));
         match c {
             0xcc | 0xd0 => {
                 self.need(2)?;
@@ -234,11 +235,11 @@ impl Decoder<'_> {
             }
             0xc0 => {
                 self.p += 1;
-                Ok(SValue::Nil)
+                Ok(Item::Value(SValue::Nil))
             }
             0xc2 | 0xc3 => {
                 self.p += 1;
-                Ok(SValue::Bool(c == 0xc3))
+                Ok(Item::Value(SValue::Bool(c == 0xc3)))
             }
             0xca => {
                 self.need(5)?;
@@ -255,37 +256,35 @@ impl Decoder<'_> {
             0xd9 => {
                 self.need(2)?;
                 let l = self.d[self.p + 1] as usize;
-                self.bytes(2, l)
+                self.bytes_item(2, l)
             }
             0xda => {
                 self.need(3)?;
                 let l = self.be(self.p + 1, 2) as usize;
-                self.bytes(3, l)
+                self.bytes_item(3, l)
             }
             0xdb => {
                 self.need(5)?;
                 let l = self.be(self.p + 1, 4) as usize;
-                self.bytes(5, l)
+                self.bytes_item(5, l)
             }
             0xdc | 0xde => {
                 self.need(3)?;
                 let l = self.be(self.p + 1, 2) as usize;
                 self.p += 3;
-                if c == 0xdc {
-                    self.array(l, used)
-                } else {
-                    self.map(l, used)
-                }
+                Ok(Item::Open {
+                    map: c == 0xde,
+                    len: l,
+                })
             }
             0xdd | 0xdf => {
                 self.need(5)?;
                 let l = self.be(self.p + 1, 4) as usize;
                 self.p += 5;
-                if c == 0xdd {
-                    self.array(l, used)
-                } else {
-                    self.map(l, used)
-                }
+                Ok(Item::Open {
+                    map: c == 0xdf,
+                    len: l,
+                })
             }
             _ if c & 0x80 == 0 => {
                 self.p += 1;
@@ -295,51 +294,140 @@ impl Decoder<'_> {
                 self.p += 1;
                 num(c as i8 as f64)
             }
-            _ if c & 0xe0 == 0xa0 => self.bytes(1, (c & 0x1f) as usize),
+            _ if c & 0xe0 == 0xa0 => self.bytes_item(1, (c & 0x1f) as usize),
             _ if c & 0xf0 == 0x90 => {
                 self.p += 1;
-                self.array((c & 0xf) as usize, used)
+                Ok(Item::Open {
+                    map: false,
+                    len: (c & 0xf) as usize,
+                })
             }
             _ if c & 0xf0 == 0x80 => {
                 self.p += 1;
-                self.map((c & 0xf) as usize, used)
+                Ok(Item::Open {
+                    map: true,
+                    len: (c & 0xf) as usize,
+                })
             }
             _ => Err(Fail::BadFmt),
         }
     }
 
-    fn array(&mut self, len: usize, used: usize) -> Result<SValue, Fail> {
-        let id = self.g.add(Vec::new());
-        if used + 2 > MAX_C_STACK {
-            return Err(Fail::Lua(LuaErr::Error(
-                "stack overflow (in function mp_decode_to_lua_array)".into(),
-            )));
-        }
-        let mut t = TableBuilder::default();
-        for i in 0..len {
-            let v = self.value(used + 2)?;
-            t.set(SValue::Num((i + 1) as f64), v);
-        }
-        self.g.tables[id] = t.finish();
-        Ok(SValue::Table(id))
+    fn bytes_item(&mut self, hdr: usize, len: usize) -> Result<Item, Fail> {
+        self.bytes(hdr, len).map(Item::Value)
     }
 
-    fn map(&mut self, len: usize, used: usize) -> Result<SValue, Fail> {
-        let id = self.g.add(Vec::new());
-        let mut t = TableBuilder::default();
-        for _ in 0..len {
-            let k = self.value(used + 1)?;
-            let v = self.value(used + 2)?;
-            match k {
-                SValue::Nil => return Err(Fail::Lua(LuaErr::Raw("table index is nil".into()))),
-                SValue::Num(n) if n.is_nan() => {
-                    return Err(Fail::Lua(LuaErr::Raw("table index is NaN".into())))
+    /// One value, tables decoded with an explicit stack (nesting is bounded only by the Lua stack
+    /// limit, about 4000 levels, so no native recursion). `used` as for [`Decoder::item`].
+    fn value(&mut self, used: usize) -> Result<SValue, Fail> {
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut cur = used;
+        loop {
+            let mut v = match self.item(cur)? {
+                Item::Value(v) => v,
+                Item::Open { map, len } => {
+                    let id = self.g.add(Vec::new());
+                    // mp_decode_to_lua_array checks the stack after lua_newtable.
+                    if !map && cur + 2 > MAX_C_STACK {
+                        return Err(Fail::Lua(LuaErr::Error(
+                            "stack overflow (in function mp_decode_to_lua_array)".into(),
+                        )));
+                    }
+                    let f = Frame {
+                        id,
+                        map,
+                        remaining: len,
+                        index: 0,
+                        key: None,
+                        t: TableBuilder::default(),
+                        used: cur,
+                    };
+                    if let Some(u) = f.child_used() {
+                        stack.push(f);
+                        cur = u;
+                        continue;
+                    }
+                    self.g.tables[id] = f.t.finish();
+                    SValue::Table(id)
                 }
-                _ => t.set(k, v),
+            };
+            // Hand `v` to the enclosing tables, closing the ones it completes.
+            loop {
+                let Some(f) = stack.last_mut() else {
+                    return Ok(v);
+                };
+                if f.map {
+                    match f.key.take() {
+                        None => f.key = Some(v),
+                        Some(k) => {
+                            match k {
+                                SValue::Nil => {
+                                    return Err(Fail::Lua(LuaErr::Raw("table index is nil".into())))
+                                }
+                                SValue::Num(n) if n.is_nan() => {
+                                    return Err(Fail::Lua(LuaErr::Raw(
+                                        "table index is NaN".into(),
+                                    )));
+                                }
+                                _ => f.t.set(k, v),
+                            }
+                            f.remaining -= 1;
+                        }
+                    }
+                } else {
+                    f.index += 1;
+                    f.t.set(SValue::Num(f.index as f64), v);
+                    f.remaining -= 1;
+                }
+                if let Some(u) = f.child_used() {
+                    cur = u;
+                    break;
+                }
+                let f = stack.pop().expect("frame");
+                self.g.tables[f.id] = f.t.finish();
+                v = SValue::Table(f.id);
             }
         }
-        self.g.tables[id] = t.finish();
-        Ok(SValue::Table(id))
+    }
+}
+
+/// A scalar, or a table header.
+enum Item {
+    Value(SValue),
+    Open { map: bool, len: usize },
+}
+
+/// A table being decoded.
+struct Frame {
+    id: usize,
+    map: bool,
+    /// Items (arrays) or pairs (maps) still to decode.
+    remaining: usize,
+    index: usize,
+    /// A map key waiting for its value.
+    key: Option<SValue>,
+    t: TableBuilder,
+    /// Lua stack slots in use before the table was pushed.
+    used: usize,
+}
+
+impl Frame {
+    /// The slots in use while decoding the next item, or None when the table is complete:
+    /// an array holds table + index, a map the table (+ the key while decoding a value).
+    fn child_used(&self) -> Option<usize> {
+        if self.map {
+            if self.key.is_some() {
+                Some(self.used + 2)
+            } else if self.remaining > 0 {
+                Some(self.used + 1)
+            } else {
+                None
+            }
+        } else if self.remaining > 0 {
+            Some(self.used + 2)
+        } else {
+            None
+        }
     }
 }
 
