@@ -7,6 +7,23 @@
 //!
 //! Shared helpers for the glue live here too: C's `%.14g` ([`fmt_g`], Lua's number-to-string),
 //! glibc's `strtod` ([`strtod`]) and Lua 5.1's string-to-number ([`lua_str2number`]).
+//!
+//! How the glue maps the Lua functions (`args` = the Lua arguments as `SValue`s, in order; push
+//! the returned values in order; raise errors as [`LuaErr`] says, `fname` being the field name):
+//!
+//! | Lua | Rust |
+//! |-----|------|
+//! | `cjson.encode(v)` | exactly 1 argument else `Arg(1, "expected 1 argument")`; [`cjson::encode`] → push the string |
+//! | `cjson.decode(s)` | exactly 1 argument else the same; `s` via [`lua_tostring`] else `Arg(1, "string expected, got <type>")`; [`cjson::decode`] → push the value (tables from the graph, `Null` as the `cjson.null` light userdata) |
+//! | `cjson.encode_sparse_array(...)` etc. | `CjsonConfig::{encode_sparse_array, set_encode_max_depth, set_decode_max_depth, set_encode_number_precision, set_encode_keep_buffer, set_encode_invalid_numbers, set_decode_invalid_numbers}(args)` → push all |
+//! | `cmsgpack.pack(...)` | [`cmsgpack::pack`]`(g, args)` → push the string |
+//! | `cmsgpack.unpack(s)` / `unpack_one(s[, off])` / `unpack_limit(s, n[, off])` | [`cmsgpack::unpack_lua`] / [`cmsgpack::unpack_one_lua`] / [`cmsgpack::unpack_limit_lua`]`(args)` → push all (nil values included) |
+//! | `struct.pack` / `struct.unpack` / `struct.size` | [`lstruct::pack`] (push the string) / [`lstruct::unpack`] (push all) / [`lstruct::size`] (push the number), all taking `args` |
+//!
+//! Recursion: the cmsgpack decoder uses an explicit stack; the cjson encoder and decoder recurse
+//! once per nesting level (bounded by `encode_max_depth` / `decode_max_depth`, default 1000, which
+//! needs well under 1 MiB of native stack in release builds; raising the limits lets nesting reach
+//! the Lua-stack bound of about 8000 levels, as in Redis).
 
 use std::collections::HashMap;
 
