@@ -646,73 +646,122 @@ impl Parser<'_> {
         ))
     }
 
-    fn value(&mut self, tok: (Tok, usize), used: usize) -> Result<SValue, LuaErr> {
-        match tok.0 {
-            Tok::Str(s) => Ok(SValue::Str(s)),
-            Tok::Num(n) => Ok(SValue::Num(n)),
-            Tok::Bool(b) => Ok(SValue::Bool(b)),
-            Tok::Null => Ok(SValue::Null),
-            Tok::ObjBegin => self.object(used),
-            Tok::ArrBegin => self.array(used),
-            t => Err(self.fail("value", &t, tok.1)),
+    /// After an object's `{` or `,`: reads `"key" :` and the value's first token, leaving the key
+    /// in the frame.
+    fn object_entry(&mut self, f: &mut Frame) -> Result<(Tok, usize), LuaErr> {
+        let tok = self.next();
+        let Tok::Str(key) = tok.0 else {
+            return Err(self.fail("object key string", &tok.0, tok.1));
+        };
+        let colon = self.next();
+        if colon.0 != Tok::Colon {
+            return Err(self.fail("colon", &colon.0, colon.1));
         }
+        f.key = Some(key);
+        Ok(self.next())
     }
 
-    fn object(&mut self, used: usize) -> Result<SValue, LuaErr> {
-        self.descend(used, 3)?;
-        let id = self.g.add(Vec::new());
-        let mut t = TableBuilder::default();
-        let mut tok = self.next();
-        if tok.0 != Tok::ObjEnd {
+    /// `json_process_value` for the token `tok`, with the nested arrays and objects parsed on an
+    /// explicit stack (in cjson's order, so errors and depth checks come out the same).
+    fn value(&mut self, mut tok: (Tok, usize), mut used: usize) -> Result<SValue, LuaErr> {
+        let mut stack: Vec<Frame> = Vec::new();
+        loop {
+            let mut v = match tok.0 {
+                Tok::Str(s) => SValue::Str(s),
+                Tok::Num(n) => SValue::Num(n),
+                Tok::Bool(b) => SValue::Bool(b),
+                Tok::Null => SValue::Null,
+                Tok::ObjBegin | Tok::ArrBegin => {
+                    let obj = tok.0 == Tok::ObjBegin;
+                    self.descend(used, if obj { 3 } else { 2 })?;
+                    let id = self.g.add(Vec::new());
+                    let mut f = Frame {
+                        id,
+                        obj,
+                        used,
+                        key: None,
+                        t: TableBuilder::default(),
+                        n: 0,
+                    };
+                    // Peek for an empty container: `{}` / `[]`.
+                    let save = self.ptr;
+                    let first = self.next();
+                    let empty = if obj {
+                        first.0 == Tok::ObjEnd
+                    } else {
+                        first.0 == Tok::ArrEnd
+                    };
+                    if empty {
+                        self.depth -= 1;
+                        SValue::Table(id)
+                    } else {
+                        if obj {
+                            self.ptr = save;
+                            tok = self.object_entry(&mut f)?;
+                            used = f.used + 2;
+                        } else {
+                            tok = first;
+                            used = f.used + 1;
+                        }
+                        stack.push(f);
+                        continue;
+                    }
+                }
+                t => return Err(self.fail("value", &t, tok.1)),
+            };
+            // Store `v` in the enclosing containers, closing the ones that end here.
             loop {
-                let Tok::Str(key) = tok.0 else {
-                    return Err(self.fail("object key string", &tok.0, tok.1));
+                let Some(f) = stack.last_mut() else {
+                    return Ok(v);
                 };
-                let colon = self.next();
-                if colon.0 != Tok::Colon {
-                    return Err(self.fail("colon", &colon.0, colon.1));
+                if f.obj {
+                    let key = f.key.take().unwrap_or_default();
+                    f.t.set(SValue::Str(key), v);
+                } else {
+                    f.n += 1;
+                    f.t.set(SValue::Num(f.n as f64), v);
                 }
-                let vt = self.next();
-                let v = self.value(vt, used + 2)?;
-                t.set(SValue::Str(key), v);
                 let sep = self.next();
-                if sep.0 == Tok::ObjEnd {
-                    break;
+                let close = if f.obj { Tok::ObjEnd } else { Tok::ArrEnd };
+                if sep.0 == close {
+                    let f = stack.pop().expect("frame");
+                    self.depth -= 1;
+                    self.g.tables[f.id] = f.t.finish();
+                    v = SValue::Table(f.id);
+                    continue;
                 }
                 if sep.0 != Tok::Comma {
-                    return Err(self.fail("comma or object end", &sep.0, sep.1));
+                    let what = if f.obj {
+                        "comma or object end"
+                    } else {
+                        "comma or array end"
+                    };
+                    return Err(self.fail(what, &sep.0, sep.1));
                 }
-                tok = self.next();
+                if f.obj {
+                    tok = self.object_entry(f)?;
+                    used = f.used + 2;
+                } else {
+                    tok = self.next();
+                    used = f.used + 1;
+                }
+                break;
             }
         }
-        self.depth -= 1;
-        self.g.tables[id] = t.finish();
-        Ok(SValue::Table(id))
     }
+}
 
-    fn array(&mut self, used: usize) -> Result<SValue, LuaErr> {
-        self.descend(used, 2)?;
-        let id = self.g.add(Vec::new());
-        let mut items = Vec::new();
-        let mut tok = self.next();
-        if tok.0 != Tok::ArrEnd {
-            loop {
-                let v = self.value(tok, used + 1)?;
-                items.push((SValue::Num((items.len() + 1) as f64), v));
-                let sep = self.next();
-                if sep.0 == Tok::ArrEnd {
-                    break;
-                }
-                if sep.0 != Tok::Comma {
-                    return Err(self.fail("comma or array end", &sep.0, sep.1));
-                }
-                tok = self.next();
-            }
-        }
-        self.depth -= 1;
-        self.g.tables[id] = items;
-        Ok(SValue::Table(id))
-    }
+/// An array or object being parsed.
+struct Frame {
+    id: usize,
+    obj: bool,
+    /// Lua stack slots in use before the table was pushed.
+    used: usize,
+    /// The key whose value is being parsed (objects).
+    key: Option<Vec<u8>>,
+    t: TableBuilder,
+    /// Items so far (arrays).
+    n: usize,
 }
 
 /// `cjson.decode(text)`: the graph of created tables and the decoded value (JSON `null` is
