@@ -241,7 +241,7 @@ struct Encoder<'a> {
     out: Vec<u8>,
 }
 
-impl Encoder<'_> {
+impl<'a> Encoder<'a> {
     fn number(&mut self, x: f64) -> Result<(), LuaErr> {
         match self.cfg.encode_invalid_numbers {
             0 => {
@@ -299,80 +299,129 @@ impl Encoder<'_> {
         Ok(Some(max))
     }
 
-    /// `used` counts the Lua stack slots the C encoder would hold at this point.
-    fn value(&mut self, v: &SValue, depth: i32, used: usize) -> Result<(), LuaErr> {
-        match v {
-            SValue::Str(s) => append_string(&mut self.out, s),
-            SValue::Num(x) => self.number(*x)?,
-            SValue::Bool(b) => self
-                .out
-                .extend_from_slice(if *b { b"true" } else { b"false" }),
-            SValue::Nil | SValue::Null => self.out.extend_from_slice(b"null"),
-            SValue::Other(t) => {
-                return Err(LuaErr::Error(
-                    format!("Cannot serialise {t}: type not supported").into(),
-                ))
+    /// Appends an object key (`"k":`), or fails as cjson does for other key types.
+    fn key(&mut self, k: &SValue) -> Result<(), LuaErr> {
+        match k {
+            SValue::Num(x) => {
+                self.out.push(b'"');
+                self.number(*x)?;
+                self.out.extend_from_slice(b"\":");
             }
-            SValue::Table(t) => {
-                let depth = depth + 1;
-                if depth > self.cfg.encode_max_depth || used + 3 > MAX_C_STACK {
-                    return Err(LuaErr::Error(
-                        format!("Cannot serialise, excessive nesting ({depth})").into(),
-                    ));
-                }
-                match self.array_length(*t)? {
-                    Some(len) if len > 0 => {
-                        let mut by_index: HashMap<i64, &SValue> = HashMap::new();
-                        for (k, v) in self.g.pairs(*t) {
-                            if let SValue::Num(k) = k {
-                                by_index.insert(*k as i64, v);
-                            }
-                        }
-                        self.out.push(b'[');
-                        for i in 1..=len as i64 {
-                            if i > 1 {
-                                self.out.push(b',');
-                            }
-                            let item = by_index.get(&i).copied().unwrap_or(&NIL);
-                            self.value(item, depth, used + 1)?;
-                        }
-                        self.out.push(b']');
-                    }
-                    _ => {
-                        self.out.push(b'{');
-                        for (n, (k, v)) in self.g.pairs(*t).iter().enumerate() {
-                            if n > 0 {
-                                self.out.push(b',');
-                            }
-                            match k {
-                                SValue::Num(x) => {
-                                    self.out.push(b'"');
-                                    self.number(*x)?;
-                                    self.out.extend_from_slice(b"\":");
-                                }
-                                SValue::Str(s) => {
-                                    append_string(&mut self.out, s);
-                                    self.out.push(b':');
-                                }
-                                other => {
-                                    return Err(LuaErr::Error(
-                                        format!(
-                                        "Cannot serialise {}: table key must be a number or string",
-                                        type_name(other)
-                                    )
-                                        .into(),
-                                    ));
-                                }
-                            }
-                            self.value(v, depth, used + 2)?;
-                        }
-                        self.out.push(b'}');
-                    }
-                }
+            SValue::Str(s) => {
+                append_string(&mut self.out, s);
+                self.out.push(b':');
+            }
+            other => {
+                return Err(LuaErr::Error(
+                    format!(
+                        "Cannot serialise {}: table key must be a number or string",
+                        type_name(other)
+                    )
+                    .into(),
+                ));
             }
         }
         Ok(())
     }
+
+    /// `json_append_data` for `v`, nested tables walked with an explicit stack. `used` counts the
+    /// Lua stack slots the C encoder holds at each point (its `lua_checkstack` bounds nesting).
+    fn value(&mut self, v: &'a SValue) -> Result<(), LuaErr> {
+        let g = self.g;
+        let mut stack: Vec<EncFrame<'a>> = Vec::new();
+        let (mut cur, mut depth, mut used) = (v, 0i32, 1usize);
+        loop {
+            match cur {
+                SValue::Str(s) => append_string(&mut self.out, s),
+                SValue::Num(x) => self.number(*x)?,
+                SValue::Bool(b) => self
+                    .out
+                    .extend_from_slice(if *b { b"true" } else { b"false" }),
+                SValue::Nil | SValue::Null => self.out.extend_from_slice(b"null"),
+                SValue::Other(t) => {
+                    return Err(LuaErr::Error(
+                        format!("Cannot serialise {t}: type not supported").into(),
+                    ));
+                }
+                SValue::Table(t) => {
+                    let depth = depth + 1;
+                    if depth > self.cfg.encode_max_depth || used + 3 > MAX_C_STACK {
+                        return Err(LuaErr::Error(
+                            format!("Cannot serialise, excessive nesting ({depth})").into(),
+                        ));
+                    }
+                    let pairs = g.pairs(*t);
+                    match self.array_length(*t)? {
+                        Some(len) if len > 0 => {
+                            let mut by_index: HashMap<i64, &'a SValue> = HashMap::new();
+                            for (k, v) in pairs {
+                                if let SValue::Num(k) = k {
+                                    by_index.insert(*k as i64, v);
+                                }
+                            }
+                            self.out.push(b'[');
+                            stack.push(EncFrame {
+                                pairs,
+                                by_index: Some(by_index),
+                                len: len as usize,
+                                i: 0,
+                                depth,
+                                used,
+                            });
+                        }
+                        _ => {
+                            self.out.push(b'{');
+                            stack.push(EncFrame {
+                                pairs,
+                                by_index: None,
+                                len: pairs.len(),
+                                i: 0,
+                                depth,
+                                used,
+                            });
+                        }
+                    }
+                }
+            }
+            // The next value to append, closing finished tables.
+            loop {
+                let Some(f) = stack.last_mut() else {
+                    return Ok(());
+                };
+                let array = f.by_index.is_some();
+                if f.i == f.len {
+                    self.out.push(if array { b']' } else { b'}' });
+                    stack.pop();
+                    continue;
+                }
+                if f.i > 0 {
+                    self.out.push(b',');
+                }
+                f.i += 1;
+                depth = f.depth;
+                if let Some(by_index) = &f.by_index {
+                    cur = by_index.get(&(f.i as i64)).copied().unwrap_or(&NIL);
+                    used = f.used + 1;
+                } else {
+                    let (k, v) = &f.pairs[f.i - 1];
+                    cur = v;
+                    used = f.used + 2;
+                    self.key(k)?;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// A table being encoded: an array (`by_index` set, items 1..=len) or an object (its pairs).
+struct EncFrame<'a> {
+    pairs: &'a [(SValue, SValue)],
+    by_index: Option<HashMap<i64, &'a SValue>>,
+    len: usize,
+    i: usize,
+    depth: i32,
+    used: usize,
 }
 
 /// `cjson.encode(v)`: the JSON text, or the error `luaL_error` would raise (`LuaErr::Error`).
@@ -382,7 +431,7 @@ pub fn encode(cfg: &CjsonConfig, g: &Graph, v: &SValue) -> Result<Vec<u8>, LuaEr
         g,
         out: Vec::new(),
     };
-    e.value(v, 0, 1)?;
+    e.value(v)?;
     Ok(e.out)
 }
 

@@ -20,10 +20,10 @@
 //! | `cmsgpack.unpack(s)` / `unpack_one(s[, off])` / `unpack_limit(s, n[, off])` | [`cmsgpack::unpack_lua`] / [`cmsgpack::unpack_one_lua`] / [`cmsgpack::unpack_limit_lua`]`(args)` → push all (nil values included) |
 //! | `struct.pack` / `struct.unpack` / `struct.size` | [`lstruct::pack`] (push the string) / [`lstruct::unpack`] (push all) / [`lstruct::size`] (push the number), all taking `args` |
 //!
-//! Recursion: the cmsgpack decoder uses an explicit stack; the cjson encoder and decoder recurse
-//! once per nesting level (bounded by `encode_max_depth` / `decode_max_depth`, default 1000, which
-//! needs well under 1 MiB of native stack in release builds; raising the limits lets nesting reach
-//! the Lua-stack bound of about 8000 levels, as in Redis).
+//! Recursion: the cjson encoder and decoder and the cmsgpack decoder walk nested tables with
+//! explicit stacks, so nesting costs no native stack (they still stop where Redis stops: the depth
+//! settings, and the emulated Lua-stack bound of about 8000 slots); the cmsgpack encoder recurses
+//! at most 16 levels.
 
 use std::collections::HashMap;
 
