@@ -344,3 +344,72 @@ fn error_table_without_message_is_an_error_reply() {
     );
     assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
 }
+
+/// Quotes a script for a command line (the splitter the differential tests share reads
+/// redis-cli's quoting).
+fn quoted(script: &str) -> String {
+    let mut q = String::from("\"");
+    for c in script.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\0' => q.push_str("\\x00"),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// cjson, cmsgpack and struct: outputs and errors as Redis's C libraries give them.
+#[test]
+fn cjson_cmsgpack_struct_libraries() {
+    let scripts: &[&str] = &[
+        r#"return cjson.encode({1,2,{a=1,b='x'},cjson.null, 1.5, 1e20})"#,
+        r#"return cjson.encode({a={b={c={1,2,3}}}, s='x"y\\z/'})"#,
+        r#"return cjson.encode(1/3)"#,
+        r#"local t = {} t[1]=t return cjson.encode(t)"#,
+        r#"return cjson.encode({[1]=1,[5]=5})"#,
+        r#"return cjson.encode({[1]=1,[50]=5})"#,
+        r#"return cjson.encode(function() end)"#,
+        r#"return cjson.decode('[1,2,{"a":[true,false,null]}]')[3].a[1]"#,
+        r#"return cjson.decode('{')"#,
+        r#"return cjson.decode('{"a":1,"b":[1,2]}').b[2]"#,
+        r#"return type(cjson.decode('null'))"#,
+        r#"return cjson.decode('null') == cjson.null"#,
+        r#"return cjson.encode(cjson.decode('{"x":"\\u00e9\\ud83d\\ude00"}'))"#,
+        r#"return cjson.encode_max_depth(2)"#,
+        r#"return cjson.encode({{{1}}})"#,
+        r#"return cjson.encode_max_depth()"#,
+        r#"local c = cjson.new() c.encode_max_depth(1) return {pcall(c.encode, {{1}}), cjson.encode({{1}})}"#,
+        r#"return cmsgpack.pack({1,2,3}, 'abc', 1.5, -1, 2^40, {a=1})"#,
+        r#"return {cmsgpack.unpack(cmsgpack.pack({1,2,3}, 'abc', true, false))}"#,
+        r#"return cmsgpack.unpack('')"#,
+        r#"return cmsgpack.unpack(string.char(0xc1))"#,
+        r#"return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3))}"#,
+        r#"return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2)}"#,
+        r#"local t = {} t[1] = t return cmsgpack.pack(t)"#,
+        r#"return cmsgpack.pack()"#,
+        r#"return struct.pack('>I2', 24930)"#,
+        r#"return {struct.unpack('>I2', 'ab')}"#,
+        r#"return struct.pack('bBhHlLiIfd', -1, 255, -2, 65535, -3, 4294967295, -4, 7, 1.5, 2.25)"#,
+        r#"return {struct.unpack('s', 'hello\0world')}"#,
+        r#"return struct.size('bhi')"#,
+        r#"return struct.pack('x')"#,
+        r#"return struct.pack('i', 'notanumber')"#,
+        r#"return struct.pack('z')"#,
+        r#"return struct.unpack('I', 'ab')"#,
+        r#"cjson.foo = 1"#,
+        r#"cmsgpack.pack = nil"#,
+        r#"struct.x = 1"#,
+        r#"return cjson.encode({[true]=1})"#,
+        r#"return cjson.encode(0/0)"#,
+    ];
+    let lines: Vec<String> = scripts
+        .iter()
+        .map(|s| format!("EVAL {} 0", quoted(s)))
+        .collect();
+    let case: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+    compare(&[&case]);
+}

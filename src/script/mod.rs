@@ -18,6 +18,7 @@
 //! `cmd/scripting.rs`.
 
 pub mod cache;
+pub mod codec;
 pub mod lua;
 pub mod resp;
 

@@ -115,6 +115,14 @@ void goblin_lua51_push_host_fn(lua_State *L, goblin_host_fn f) {
   lua_pushcclosure(L, trampoline, 1);
 }
 
+/* Pushes a host function closing over the `nup` values on top of the stack (popped): the host
+ * function finds them at upvalues 2..nup+1 (upvalue 1 is the function itself). */
+void goblin_lua51_push_host_closure(lua_State *L, goblin_host_fn f, int nup) {
+  lua_pushlightuserdata(L, (void *)f);
+  lua_insert(L, -(nup + 1));
+  lua_pushcclosure(L, trampoline, nup + 1);
+}
+
 /* The hook asks Rust whether to stop: 0 = go on; 1 = raise the value Rust pushed; 2 = raise it and
  * keep raising on every line, so a script's pcall cannot swallow the stop (SCRIPT KILL). */
 extern int goblin_lua51_on_hook(lua_State *L);

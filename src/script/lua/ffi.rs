@@ -87,6 +87,7 @@ lua_api! {
     fn lua_call(l: *mut lua_State, nargs: c_int, nresults: c_int);
     fn lua_pcall(l: *mut lua_State, nargs: c_int, nresults: c_int, errfunc: c_int) -> c_int;
     fn lua_next(l: *mut lua_State, idx: c_int) -> c_int;
+    fn lua_newuserdata(l: *mut lua_State, size: usize) -> *mut c_void;
     fn lua_gc(l: *mut lua_State, what: c_int, data: c_int) -> c_int;
     fn luaL_loadbuffer(l: *mut lua_State, buf: *const c_char, sz: usize, name: *const c_char) -> c_int;
     fn luaL_ref(l: *mut lua_State, t: c_int) -> c_int;
@@ -106,6 +107,7 @@ extern "C" {
     pub fn goblin_lua51_guard_setmetatable(l: *mut lua_State, globals: c_int);
     pub fn goblin_lua51_install_pcall(l: *mut lua_State, globals: c_int);
     pub fn goblin_lua51_push_host_fn(l: *mut lua_State, f: HostFn);
+    pub fn goblin_lua51_push_host_closure(l: *mut lua_State, f: HostFn, nup: c_int);
     pub fn goblin_lua51_set_hook(l: *mut lua_State, count: c_int);
     pub fn goblin_lua51_where(l: *mut lua_State, level: c_int);
 }
@@ -114,6 +116,11 @@ extern "C" {
 
 pub unsafe fn lua_pop(l: *mut lua_State, n: c_int) {
     lua_settop(l, -n - 1)
+}
+
+/// The pseudo-index of a C closure's upvalue `i` (1-based).
+pub const fn lua_upvalueindex(i: c_int) -> c_int {
+    LUA_GLOBALSINDEX - i
 }
 
 pub unsafe fn lua_newtable(l: *mut lua_State) {

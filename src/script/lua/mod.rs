@@ -23,6 +23,7 @@
 
 mod api;
 mod ffi;
+mod libs;
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void, CString};
@@ -95,6 +96,8 @@ pub struct Lua {
     cache: ScriptCache<c_int>,
     /// Registry reference of `__redis__err__handler`.
     err_handler: c_int,
+    /// The `cjson` module's settings (a userdata the module's functions hold).
+    cjson_config: *mut crate::script::codec::cjson::CjsonConfig,
 }
 
 /// Lua source run once at start-up, before the globals are locked: Redis 7's error handler, which
@@ -194,6 +197,7 @@ impl Lua {
                 lua_call(l, 1, 0);
             }
             api::register(l);
+            let cjson_config = libs::register(l);
             run_prelude(l);
             lua_createtable(l, 0, 1);
             goblin_lua51_push_host_fn(l, api::missing_global);
@@ -208,6 +212,7 @@ impl Lua {
                 mem,
                 cache: ScriptCache::default(),
                 err_handler,
+                cjson_config,
             }
         }
     }
@@ -395,6 +400,8 @@ impl Engine for Lua {
     }
 
     fn flush(&mut self) {
+        // SAFETY: the cjson module (a global) keeps the settings' userdata alive.
+        unsafe { *self.cjson_config = Default::default() };
         for r in self.cache.drain() {
             // SAFETY: references we took in `load`.
             unsafe { luaL_unref(self.l, LUA_REGISTRYINDEX, r) };
@@ -460,17 +467,6 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str) {
     }
 }
 
-/// A double truncated to an integer as C's `(long long)` cast does on x86-64: NaN and out-of-range
-/// values become i64::MIN (Redis replies what the cast gives).
-fn c_truncate(d: f64) -> i64 {
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if !(-LIMIT..LIMIT).contains(&d) {
-        i64::MIN
-    } else {
-        d as i64
-    }
-}
-
 /// Converts the Lua value on top of the stack into the reply (Redis's `luaReplyToRedisReply`).
 unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     match lua_type(l, -1) {
@@ -487,7 +483,10 @@ unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
                 sink.out.bool(b);
             }
         }
-        LUA_TNUMBER => sink.out.int(c_truncate(lua_tonumber(l, -1))),
+        // Redis replies what C's `(long long)` cast gives (NaN and out-of-range: LLONG_MIN).
+        LUA_TNUMBER => sink
+            .out
+            .int(crate::script::codec::cast_i64(lua_tonumber(l, -1))),
         LUA_TTABLE => table_reply(l, sink, resp),
         _ => sink.out.null(),
     }
