@@ -413,3 +413,32 @@ fn cjson_cmsgpack_struct_libraries() {
     let case: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
     compare(&[&case]);
 }
+
+/// Scripts that only arrived by EVAL live in a bounded cache (500, least recently used evicted
+/// first, counted in INFO); scripts loaded by SCRIPT LOAD stay until SCRIPT FLUSH.
+#[test]
+fn eval_cache_is_bounded_and_loaded_scripts_stay() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let loaded = c.cmd_str("SCRIPT LOAD \"return 'kept'\"");
+    let sha = String::from_utf8_lossy(&loaded[5..45]).into_owned();
+    for i in 0..510 {
+        let got = c.cmd_str(&format!("EVAL \"return {i}\" 0"));
+        assert_eq!(got, format!(":{i}\r\n").into_bytes());
+    }
+    let info = show(&c.cmd_str("INFO"));
+    assert!(
+        info.contains("number_of_cached_scripts:501\\r\\n"),
+        "{info}"
+    );
+    assert!(info.contains("evicted_scripts:10\\r\\n"), "{info}");
+    assert_eq!(c.cmd_str(&format!("EVALSHA {sha} 0")), b"$4\r\nkept\r\n");
+    // The oldest EVAL-only scripts went first; the newest are still there.
+    let first = c.cmd_str("SCRIPT EXISTS e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+    assert_eq!(first, b"*1\r\n:0\r\n", "'return 1' was evicted");
+    let newest = c.cmd_str("EVAL \"return 509\" 0");
+    assert_eq!(newest, b":509\r\n");
+    assert!(show(&c.cmd_str("INFO")).contains("evicted_scripts:10\\r\\n"));
+    assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
+    assert!(show(&c.cmd_str("INFO")).contains("number_of_cached_scripts:0\\r\\n"));
+}
