@@ -26,39 +26,21 @@ fn keys_and_args<'a>(args: Args<'a>) -> Result<(Args<'a>, Args<'a>), CmdError> {
     Ok((all.head(n as usize), all.tail(n as usize)))
 }
 
-/// The engine of a command, taken out of the server for the call (see `script::Scripting`).
-fn take_engine(ctx: &mut Ctx, id: EngineId) -> Box<crate::script::lua::Lua> {
-    match id {
-        EngineId::Lua => ctx
-            .srv
-            .scripting
-            .lua
-            .take()
-            .expect("the Lua engine is not running"),
-    }
-}
-
-fn put_engine(ctx: &mut Ctx, engine: Box<crate::script::lua::Lua>) {
-    match engine.id() {
-        EngineId::Lua => ctx.srv.scripting.lua = Some(engine),
-    }
-}
-
 /// EVAL, EVAL_RO, EVALSHA and EVALSHA_RO for any engine (Redis's `evalGenericCommand`).
 fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool) -> CmdResult {
     let name = &args[0];
     let id = EngineId::of_command(name);
     let ro = name.len() >= 3 && name[name.len() - 3..].eq_ignore_ascii_case(b"_ro");
     let (keys, argv) = keys_and_args(args)?;
-    let mut engine = take_engine(ctx, id);
+    let mut engine = ctx.srv.scripting.take(id);
     let result = run_script(ctx, &mut engine, args, by_sha, ro, keys, argv);
-    put_engine(ctx, engine);
+    ctx.srv.scripting.put(engine);
     result
 }
 
 fn run_script(
     ctx: &mut Ctx,
-    engine: &mut Box<crate::script::lua::Lua>,
+    engine: &mut Box<dyn Engine>,
     args: Args,
     by_sha: bool,
     ro: bool,
@@ -118,9 +100,9 @@ fn script_load(ctx: &mut Ctx, args: Args) -> CmdResult {
     let id = EngineId::of_command(&args[0]);
     let body = &args[2];
     let sha = sha1_hex(body);
-    let mut engine = take_engine(ctx, id);
+    let mut engine = ctx.srv.scripting.take(id);
     let loaded = engine.load(&sha, body, true).map_err(CmdError::from);
-    put_engine(ctx, engine);
+    ctx.srv.scripting.put(engine);
     loaded?;
     ctx.out.bulk(&sha);
     Ok(())
@@ -134,15 +116,12 @@ fn script_exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     let id = EngineId::of_command(&args[0]);
     ctx.out.array(args.len() - 2);
     for a in args.tail(2).iter() {
-        let found = match (id, parse_sha(a)) {
-            (EngineId::Lua, Some(sha)) => ctx
-                .srv
+        let found = parse_sha(a).is_some_and(|sha| {
+            ctx.srv
                 .scripting
-                .lua
-                .as_ref()
-                .is_some_and(|e| e.flags(&sha).is_some()),
-            (_, None) => false,
-        };
+                .engine(id)
+                .is_some_and(|e| e.flags(&sha).is_some())
+        });
         ctx.out.int(found as i64);
     }
     Ok(())
@@ -157,9 +136,9 @@ fn script_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into());
     }
     let id = EngineId::of_command(&args[0]);
-    let mut engine = take_engine(ctx, id);
+    let mut engine = ctx.srv.scripting.take(id);
     engine.flush();
-    put_engine(ctx, engine);
+    ctx.srv.scripting.put(engine);
     ctx.out.ok();
     Ok(())
 }
@@ -215,67 +194,110 @@ fn eval_keys(args: Args) -> Option<Vec<usize>> {
 
 const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS;
 
-const SCRIPT_SUBCOMMANDS: &[Command] = &[
-    Command::new("script|load", script_load, 3, NOSCRIPT | STALE)
-        .group(GROUP)
-        .doc("Loads a server-side Lua script to the script cache.", "2.6.0", "O(N) with N being the length in bytes of the script body.", "script"),
-    Command::new("script|exists", script_exists, -3, NOSCRIPT)
-        .group(GROUP)
-        .doc("Determines whether server-side Lua scripts exist in the script cache.", "2.6.0", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).", "sha1 [sha1 ...]"),
-    Command::new("script|flush", script_flush, -2, NOSCRIPT)
-        .group(GROUP)
-        .doc("Removes all server-side Lua scripts from the script cache.", "2.6.0", "O(N) with N being the number of scripts in cache", "[ASYNC | SYNC]"),
-    Command::new("script|kill", script_kill, 2, NOSCRIPT | ALLOW_BUSY)
-        .group(GROUP)
-        .doc("Terminates a server-side Lua script during execution.", "2.6.0", "O(1)", ""),
-    Command::new("script|help", script_help, 2, LOADING | STALE)
-        .group(GROUP)
-        .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
-];
+/// The `SCRIPT` subcommand rows of an engine whose commands start with `$p` (`""` for Lua,
+/// `"luau."` for Luau); `$lang` names the language in the summaries.
+macro_rules! script_subcommands {
+    ($p:literal, $lang:literal) => {
+        &[
+            Command::new(concat!($p, "script|load"), script_load, 3, NOSCRIPT | STALE)
+                .group(GROUP)
+                .doc(
+                    concat!("Loads a server-side ", $lang, " script to the script cache."),
+                    "2.6.0",
+                    "O(N) with N being the length in bytes of the script body.",
+                    "script",
+                ),
+            Command::new(concat!($p, "script|exists"), script_exists, -3, NOSCRIPT)
+                .group(GROUP)
+                .doc(
+                    concat!("Determines whether server-side ", $lang, " scripts exist in the script cache."),
+                    "2.6.0",
+                    "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+                    "sha1 [sha1 ...]",
+                ),
+            Command::new(concat!($p, "script|flush"), script_flush, -2, NOSCRIPT)
+                .group(GROUP)
+                .doc(
+                    concat!("Removes all server-side ", $lang, " scripts from the script cache."),
+                    "2.6.0",
+                    "O(N) with N being the number of scripts in cache",
+                    "[ASYNC | SYNC]",
+                ),
+            Command::new(concat!($p, "script|kill"), script_kill, 2, NOSCRIPT | ALLOW_BUSY)
+                .group(GROUP)
+                .doc(
+                    concat!("Terminates a server-side ", $lang, " script during execution."),
+                    "2.6.0",
+                    "O(1)",
+                    "",
+                ),
+            Command::new(concat!($p, "script|help"), script_help, 2, LOADING | STALE)
+                .group(GROUP)
+                .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
+        ]
+    };
+}
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("eval", eval, -3, EVAL_FLAGS)
-        .key_finder(eval_keys)
-        .group(GROUP)
-        .doc(
-            "Executes a server-side Lua script.",
-            "2.6.0",
-            "Depends on the script that is executed.",
-            "script numkeys [key [key ...]] [arg [arg ...]]",
-        ),
-    Command::new("evalsha", evalsha, -3, EVAL_FLAGS)
-        .key_finder(eval_keys)
-        .group(GROUP)
-        .doc(
-            "Executes a server-side Lua script by SHA1 digest.",
-            "2.6.0",
-            "Depends on the script that is executed.",
-            "sha1 numkeys [key [key ...]] [arg [arg ...]]",
-        ),
-    Command::new("eval_ro", eval, -3, EVAL_FLAGS | READONLY)
-        .key_finder(eval_keys)
-        .group(GROUP)
-        .doc(
-            "Executes a read-only server-side Lua script.",
-            "7.0.0",
-            "Depends on the script that is executed.",
-            "script numkeys [key [key ...]] [arg [arg ...]]",
-        ),
-    Command::new("evalsha_ro", evalsha, -3, EVAL_FLAGS | READONLY)
-        .key_finder(eval_keys)
-        .group(GROUP)
-        .doc(
-            "Executes a read-only server-side Lua script by SHA1 digest.",
-            "7.0.0",
-            "Depends on the script that is executed.",
-            "sha1 numkeys [key [key ...]] [arg [arg ...]]",
-        ),
-    Command::container("script", -2, SCRIPT_SUBCOMMANDS)
-        .group(GROUP)
-        .doc(
-            "A container for Lua scripts management commands.",
-            "2.6.0",
-            "Depends on subcommand.",
-            "",
-        ),
-];
+/// The EVAL family rows of an engine (see `script_subcommands!`), its SCRIPT container last.
+macro_rules! eval_commands {
+    ($p:literal, $lang:literal, $subs:expr) => {
+        &[
+            Command::new(concat!($p, "eval"), eval, -3, EVAL_FLAGS)
+                .key_finder(eval_keys)
+                .group(GROUP)
+                .doc(
+                    concat!("Executes a server-side ", $lang, " script."),
+                    "2.6.0",
+                    "Depends on the script that is executed.",
+                    "script numkeys [key [key ...]] [arg [arg ...]]",
+                ),
+            Command::new(concat!($p, "evalsha"), evalsha, -3, EVAL_FLAGS)
+                .key_finder(eval_keys)
+                .group(GROUP)
+                .doc(
+                    concat!("Executes a server-side ", $lang, " script by SHA1 digest."),
+                    "2.6.0",
+                    "Depends on the script that is executed.",
+                    "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+                ),
+            Command::new(concat!($p, "eval_ro"), eval, -3, EVAL_FLAGS | READONLY)
+                .key_finder(eval_keys)
+                .group(GROUP)
+                .doc(
+                    concat!("Executes a read-only server-side ", $lang, " script."),
+                    "7.0.0",
+                    "Depends on the script that is executed.",
+                    "script numkeys [key [key ...]] [arg [arg ...]]",
+                ),
+            Command::new(
+                concat!($p, "evalsha_ro"),
+                evalsha,
+                -3,
+                EVAL_FLAGS | READONLY,
+            )
+            .key_finder(eval_keys)
+            .group(GROUP)
+            .doc(
+                concat!(
+                    "Executes a read-only server-side ",
+                    $lang,
+                    " script by SHA1 digest."
+                ),
+                "7.0.0",
+                "Depends on the script that is executed.",
+                "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+            ),
+            Command::container(concat!($p, "script"), -2, $subs)
+                .group(GROUP)
+                .doc(
+                    concat!("A container for ", $lang, " scripts management commands."),
+                    "2.6.0",
+                    "Depends on subcommand.",
+                    "",
+                ),
+        ]
+    };
+}
+
+/// Lua 5.1: Redis's own EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT.
+pub const LUA_COMMANDS: &[Command] = eval_commands!("", "Lua", script_subcommands!("", "Lua"));

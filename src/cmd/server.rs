@@ -1,6 +1,5 @@
 //! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN, DEBUG.
 
-use crate::script::Engine;
 use std::fmt::Write as _;
 
 use super::parse::{is, text};
@@ -388,7 +387,10 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             );
             f!("total_system_memory:{total}");
             f!("total_system_memory_human:{}", human(total));
-            let lua_vm = srv.scripting.lua.as_ref().map_or(0, |l| l.memory());
+            let lua_vm = srv
+                .scripting
+                .engine(crate::script::EngineId::Lua)
+                .map_or(0, |l| l.memory());
             let scripts = srv.scripting.cached_body_bytes();
             f!("used_memory_lua:{lua_vm}");
             f!("used_memory_vm_eval:{lua_vm}");

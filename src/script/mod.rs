@@ -32,27 +32,58 @@ use cache::Sha;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum EngineId {
     Lua,
+    Luau,
+    QuickJs,
+    Tcl,
+    MicroPython,
+    Wren,
 }
 
 impl EngineId {
-    pub const ALL: [EngineId; 1] = [EngineId::Lua];
+    pub const ALL: [EngineId; 6] = [
+        EngineId::Lua,
+        EngineId::Luau,
+        EngineId::QuickJs,
+        EngineId::Tcl,
+        EngineId::MicroPython,
+        EngineId::Wren,
+    ];
 
-    /// The engine a scripting command belongs to, from its name: `EVAL` is Lua, `LUAU.EVAL` Luau.
-    pub fn of_command(_name: &[u8]) -> EngineId {
-        EngineId::Lua
+    pub fn index(self) -> usize {
+        self as usize
     }
 
-    /// The engine's name in shebangs and INFO (`lua`).
+    /// The engine a scripting command belongs to, from its name: `EVAL` is Lua, `LUAU.EVAL` Luau.
+    pub fn of_command(name: &[u8]) -> EngineId {
+        let Some(dot) = memchr::memchr(b'.', name) else {
+            return EngineId::Lua;
+        };
+        let prefix = &name[..dot];
+        EngineId::ALL
+            .into_iter()
+            .find(|e| prefix.eq_ignore_ascii_case(e.name().as_bytes()))
+            .unwrap_or(EngineId::Lua)
+    }
+
+    /// The engine's name: its command prefix in lowercase (`luau` for `LUAU.EVAL`), its INFO
+    /// fields (`used_memory_vm_luau`) and its memory directive (`luau-memory-limit`).
     pub fn name(self) -> &'static str {
         match self {
             EngineId::Lua => "lua",
+            EngineId::Luau => "luau",
+            EngineId::QuickJs => "quickjs",
+            EngineId::Tcl => "tcl",
+            EngineId::MicroPython => "upython",
+            EngineId::Wren => "wren",
         }
     }
 
-    /// The command prefix, as users type it (`` for Lua, `LUAU.` for Luau).
-    pub fn prefix(self) -> &'static str {
+    /// The name a `#!name flags=...` shebang gives the engine (as Redis 7's `#!lua`).
+    pub fn shebang(self) -> &'static str {
         match self {
-            EngineId::Lua => "",
+            EngineId::QuickJs => "js",
+            EngineId::MicroPython => "python",
+            other => other.name(),
         }
     }
 }
@@ -97,7 +128,7 @@ pub fn shebang_flags(engine: EngineId, body: &[u8]) -> Result<Flags, String> {
     let Some(first) = parts.next() else {
         return Err("Invalid script shebang".into());
     };
-    if first.strip_prefix("#!") != Some(engine.name()) {
+    if first.strip_prefix("#!") != Some(engine.shebang()) {
         return Err(format!("Unexpected engine in script shebang: {first}"));
     }
     let mut flags = 0;
@@ -140,46 +171,66 @@ pub struct Running {
     pub client: usize,
 }
 
-/// The scripting state of the server: one slot per engine (taken out while that engine runs, so
-/// the engine and the keyspace can be borrowed at once) and what is running.
+/// The scripting state of the server: one slot per engine, indexed by `EngineId` (an engine is
+/// taken out of its slot while it runs, so the engine and the keyspace can be borrowed at once),
+/// and what is running.
 pub struct Scripting {
-    pub lua: Option<Box<lua::Lua>>,
+    engines: [Option<Box<dyn Engine>>; 6],
     pub running: Running,
     /// `Run` buffers, kept between runs.
     scratch: Scratch,
 }
 
 impl Scripting {
+    /// Starts every engine this build has.
     pub fn new(config: &crate::config::Config) -> Scripting {
+        let mut engines: [Option<Box<dyn Engine>>; 6] = Default::default();
+        engines[EngineId::Lua.index()] = Some(Box::new(lua::Lua::new(config)));
         Scripting {
-            lua: Some(Box::new(lua::Lua::new(config))),
+            engines,
             running: Running::default(),
             scratch: Scratch::default(),
         }
     }
 
+    pub fn engine(&self, id: EngineId) -> Option<&dyn Engine> {
+        self.engines[id.index()].as_deref()
+    }
+
+    /// Takes an engine out of its slot for a call (`put` gives it back).
+    pub fn take(&mut self, id: EngineId) -> Box<dyn Engine> {
+        self.engines[id.index()]
+            .take()
+            .unwrap_or_else(|| panic!("the {} engine is not running", id.name()))
+    }
+
+    pub fn put(&mut self, engine: Box<dyn Engine>) {
+        let slot = engine.id().index();
+        self.engines[slot] = Some(engine);
+    }
+
+    fn each(&self) -> impl Iterator<Item = &dyn Engine> {
+        self.engines.iter().filter_map(|e| e.as_deref())
+    }
+
     /// Scripts cached, summed over the engines (INFO `number_of_cached_scripts`).
     pub fn cached_scripts(&self) -> usize {
-        self.lua.as_ref().map_or(0, |l| l.cache_len())
+        self.each().map(|e| e.cache_len()).sum()
     }
 
     /// Bytes of the cached script bodies, summed over the engines.
     pub fn cached_body_bytes(&self) -> usize {
-        self.lua.as_ref().map_or(0, |l| l.cache_body_bytes())
+        self.each().map(|e| e.cache_body_bytes()).sum()
     }
 
     /// EVAL-only scripts evicted from the engines' caches (INFO `evicted_scripts`).
     pub fn evicted_scripts(&self) -> u64 {
-        self.lua.as_ref().map_or(0, |l| l.evicted())
+        self.each().map(|e| e.evicted()).sum()
     }
 
     /// Memory used by the VMs, by engine name (INFO memory).
     pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
-        let mut v = Vec::new();
-        if let Some(l) = &self.lua {
-            v.push(("lua", l.memory()));
-        }
-        v
+        self.each().map(|e| (e.id().name(), e.memory())).collect()
     }
 }
 
