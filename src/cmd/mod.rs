@@ -13,6 +13,7 @@
 
 pub mod command;
 pub mod connection;
+pub mod goblin;
 pub mod hash;
 pub mod keys;
 pub mod list;
@@ -365,6 +366,7 @@ fn families() -> &'static [&'static [Command]] {
         multi::COMMANDS,
         pubsub::COMMANDS,
         scripting::LUA_COMMANDS,
+        goblin::COMMANDS,
     ]
 }
 
@@ -519,6 +521,7 @@ mod tests {
             include_str!("zset.rs"),
             include_str!("multi.rs"),
             include_str!("pubsub.rs"),
+            include_str!("goblin.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

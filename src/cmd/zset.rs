@@ -38,7 +38,7 @@ fn as_zset(e: &mut Entry) -> Result<&mut ZSet, CmdError> {
 }
 
 /// A sorted set for reading: `Ok(None)` if absent, WRONGTYPE for another type.
-fn read<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
+pub(crate) fn read<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
     db.lookup(key).map(as_zset).transpose()
 }
 
