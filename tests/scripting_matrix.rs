@@ -584,3 +584,35 @@ fn blocking_commands_inside_scripts_do_not_block() {
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
     }
 }
+
+/// A script's writes wake clients blocked on the keys it pushed to, once the script is over (as an
+/// EXEC's do), and signal WATCHers.
+#[test]
+fn scripts_wake_blocked_clients_and_fail_watchers() {
+    let g = goblin(&[]);
+    for engine in ENGINES {
+        let push = match engine.name {
+            "lua" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
+            other => panic!("no push script for {other}"),
+        };
+        let eval = format!("{}EVAL", engine.prefix);
+        let mut waiter = g.raw();
+        waiter.send(b"BLPOP queue 10\r\n");
+        let mut watcher = g.raw();
+        assert_eq!(watcher.cmd_str("WATCH queue"), b"+OK\r\n");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut c = g.raw();
+        assert_eq!(c.cmd(&[eval.as_bytes(), push.as_bytes(), b"1", b"queue"]), b":2\r\n");
+        assert_eq!(
+            show(&waiter.reply()),
+            "*2\\r\\n$5\\r\\nqueue\\r\\n$1\\r\\na\\r\\n",
+            "{}",
+            engine.name
+        );
+        assert_eq!(c.cmd_str("LRANGE queue 0 -1"), b"*1\r\n$1\r\nb\r\n");
+        watcher.cmd_str("MULTI");
+        watcher.cmd_str("GET x");
+        assert_eq!(watcher.cmd_str("EXEC"), b"*-1\r\n", "the script's write failed the WATCH");
+        c.cmd_str("DEL queue");
+    }
+}
