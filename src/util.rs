@@ -168,8 +168,12 @@ pub mod clock {
 
     thread_local! {
         static NOW_MS: Cell<i64> = const { Cell::new(0) };
+        /// The LRU clock (seconds since start), refreshed with `NOW_MS`: every key lookup stamps
+        /// it, so it must not cost a clock read of its own (Redis caches `server.lruclock` too).
+        static LRU_NOW: Cell<u32> = const { Cell::new(0) };
         static NO_TOUCH: Cell<bool> = const { Cell::new(false) };
         static START: Instant = Instant::now();
+        static START_MS: i64 = wall_us() / 1000;
     }
 
     pub fn wall_us() -> i64 {
@@ -181,16 +185,19 @@ pub mod clock {
 
     /// Refreshes the cached time; called by the dispatch gate before each command.
     pub fn update() {
-        NOW_MS.with(|c| c.set(wall_us() / 1000));
+        let now = wall_us() / 1000;
+        NOW_MS.with(|c| c.set(now));
+        let start = START_MS.with(|s| *s);
+        LRU_NOW.with(|c| c.set(((now - start).max(0) / 1000) as u32));
     }
 
     pub fn now_ms() -> i64 {
         NOW_MS.with(|c| c.get())
     }
 
-    /// Seconds since start, the LRU clock behind OBJECT IDLETIME.
+    /// Seconds since start as of the last `update`, the LRU clock behind OBJECT IDLETIME.
     pub fn lru_now() -> u32 {
-        START.with(|s| s.elapsed().as_secs() as u32)
+        LRU_NOW.with(|c| c.get())
     }
 
     pub fn monotonic_us() -> u64 {
