@@ -236,6 +236,12 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
     }
     // The script's reply buffer counts its errors from zero; the caller's mark is restored after.
     let mark = std::mem::replace(&mut ctx.srv.stats.err_mark, ctx.out.errors.len());
+    // A script never blocks (Redis's CLIENT_DENY_BLOCKING on the script client): BLMPOP, BZMPOP
+    // and the like answer as if their timeout had passed, instead of blocking the caller.
+    let deny_before = std::mem::replace(&mut ctx.clients[ctx.id].deny_blocking, true);
     call(ctx, idx, args);
+    if let Some(c) = ctx.clients.get_mut(ctx.id) {
+        c.deny_blocking = deny_before;
+    }
     ctx.srv.stats.err_mark = mark;
 }
