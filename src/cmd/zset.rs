@@ -169,23 +169,21 @@ fn zadd_generic(ctx: &mut Ctx, args: Args, zincrby: bool) -> CmdResult {
     let lim = limits(ctx);
     let key = &args[1];
     let db = &mut ctx.srv.dbs[ctx.db];
-    if write(db, key)?.is_none() {
-        if f.xx {
+    // One lookup when the key exists; XX never creates it.
+    let z = if f.xx {
+        let Some(z) = write(db, key)? else {
             if f.incr {
                 ctx.out.null();
             } else {
                 ctx.out.int(0);
             }
             return Ok(());
-        }
+        };
+        z
+    } else {
         let listpack = lim.entries != 0 && args[at + 1].len() <= lim.value;
-        db.set(
-            key,
-            Value::ZSet(Box::new(ZSet::new(listpack))),
-            Some(NO_EXPIRE),
-        );
-    }
-    let z = write(db, key)?.expect("present");
+        as_zset(db.lookup_mut_or_insert(key, || Value::ZSet(Box::new(ZSet::new(listpack)))))?
+    };
     let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
     let mut last = 0.0;
     let mut nan = false;
@@ -687,14 +685,20 @@ pub fn pop_generic(
     shape: PopShape,
 ) -> Result<Option<Vec<u8>>, CmdError> {
     let db = &mut ctx.srv.dbs[ctx.db];
-    let mut found = None;
-    for &k in keys {
+    // The first key holding a sorted set (WRONGTYPE for another type before it); the last key is
+    // only looked up once, below (so a single-key pop does one lookup).
+    let mut at = keys.len().saturating_sub(1);
+    for (i, &k) in keys[..at].iter().enumerate() {
         if write(db, k)?.is_some() {
-            found = Some(k);
+            at = i;
             break;
         }
     }
-    let Some(key) = found else {
+    let found = match keys.get(at) {
+        Some(&key) => write(db, key)?.map(|z| (key, z)),
+        None => None,
+    };
+    let Some((key, z)) = found else {
         match shape.on_empty {
             Some(true) => ctx.out.null_array(),
             Some(false) => ctx.out.array(0),
@@ -707,7 +711,6 @@ pub fn pop_generic(
         return Ok(Some(key.to_vec()));
     }
     let count = if count == -1 { 1 } else { count };
-    let z = write(db, key)?.expect("found above");
     let n = (count as u64).min(z.len() as u64) as usize;
     let out = &mut *ctx.out;
     match (shape.nested, shape.emit_key) {
