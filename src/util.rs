@@ -87,23 +87,26 @@ pub fn fmt_g17(d: f64) -> String {
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    let sci = format!("{:.16e}", d);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent present");
-    let exp: i32 = exp.parse().expect("numeric exponent");
-    fn strip(s: &str) -> &str {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            s
-        }
+    // An integral value below 1e17 in magnitude prints as that integer (its exponent is below 17,
+    // and trailing zeros are stripped): the common case of scores, without an exact conversion.
+    if d.fract() == 0.0 && d.abs() < 1e17 {
+        return (d as i64).to_string();
     }
-    if !(-4..17).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{}{:02}", strip(mantissa), sign, exp.abs())
-    } else {
-        let fixed = format!("{:.*}", (16 - exp) as usize, d);
-        strip(&fixed).to_string()
-    }
+    // The C library's own %.17g, as Redis's snprintf: one exact conversion (Rust's exact
+    // formatting needed two, through its slow bignum path, and three allocations).
+    let mut buf = [0u8; 48];
+    // SAFETY: the format takes exactly one double; snprintf writes at most buf.len() bytes,
+    // NUL included, and returns the length it needed (at most 24 for %.17g).
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr().cast::<libc::c_char>(),
+            buf.len(),
+            c"%.17g".as_ptr(),
+            d,
+        )
+    };
+    let n = (n.max(0) as usize).min(buf.len() - 1);
+    String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
 /// A score as a Redis 7.0 listpack stores it (its `d2string`), which is what ZSCAN returns for a
@@ -257,6 +260,15 @@ mod tests {
         assert_eq!(fmt_g17(123456789.0), "123456789");
         assert_eq!(fmt_g17(0.00001), "1.0000000000000001e-05");
         assert_eq!(fmt_g17(-2.0), "-2");
+        assert_eq!(fmt_g17(-0.0), "-0");
+        assert_eq!(fmt_g17(99999999999999984.0), "99999999999999984");
+        assert_eq!(fmt_g17(1e17), "1e+17");
+        assert_eq!(fmt_g17(-123456789012345.0), "-123456789012345");
+        assert_eq!(fmt_g17(2.5e-300), "2.5e-300");
+        assert_eq!(fmt_g17(1.0 / 3.0), "0.33333333333333331");
+        assert_eq!(fmt_g17(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(fmt_g17(-1.0e16 - 2.0), "-10000000000000002");
+        assert_eq!(fmt_g17(0.5), "0.5");
     }
 
     #[test]

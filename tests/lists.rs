@@ -450,6 +450,17 @@ fn blocking_immediate() {
             "LRANGE src 0 -1",
             "BLMPOP 0 2 missing s LEFT",
         ],
+        // A script never blocks: BLMPOP (allowed in scripts) answers at once.
+        &[
+            "EVAL \"return redis.call('blmpop', 0, 1, KEYS[1], 'LEFT')\" 1 l",
+            "EVAL \"return redis.pcall('blmpop', 0, 1, KEYS[1], 'LEFT', 'COUNT', 2)\" 1 l",
+            "RPUSH l a b c",
+            "EVAL \"return redis.call('blmpop', 0, 1, KEYS[1], 'RIGHT', 'COUNT', 2)\" 1 l",
+            "EVAL \"return redis.call('blmpop', 0.5, 1, KEYS[1], 'RIGHT', 'COUNT', 2)\" 1 l",
+            "EXISTS l",
+            "EVAL \"return redis.call('blmpop', 0, 1, KEYS[1], 'RIGHT')\" 1 l",
+            "PING",
+        ],
     ]);
 }
 

@@ -602,7 +602,10 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
         assert_eq!(watcher.cmd_str("WATCH queue"), b"+OK\r\n");
         std::thread::sleep(std::time::Duration::from_millis(100));
         let mut c = g.raw();
-        assert_eq!(c.cmd(&[eval.as_bytes(), push.as_bytes(), b"1", b"queue"]), b":2\r\n");
+        assert_eq!(
+            c.cmd(&[eval.as_bytes(), push.as_bytes(), b"1", b"queue"]),
+            b":2\r\n"
+        );
         assert_eq!(
             show(&waiter.reply()),
             "*2\\r\\n$5\\r\\nqueue\\r\\n$1\\r\\na\\r\\n",
@@ -612,7 +615,11 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
         assert_eq!(c.cmd_str("LRANGE queue 0 -1"), b"*1\r\n$1\r\nb\r\n");
         watcher.cmd_str("MULTI");
         watcher.cmd_str("GET x");
-        assert_eq!(watcher.cmd_str("EXEC"), b"*-1\r\n", "the script's write failed the WATCH");
+        assert_eq!(
+            watcher.cmd_str("EXEC"),
+            b"*-1\r\n",
+            "the script's write failed the WATCH"
+        );
         c.cmd_str("DEL queue");
     }
 }

@@ -41,10 +41,7 @@ fn write_set<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut Set>, CmdE
 
 /// The set at `key`, created empty if absent (callers add to it at once).
 fn set_or_create<'d>(db: &'d mut Db, key: &[u8]) -> Result<&'d mut Set, CmdError> {
-    if db.find_live(key).is_none() {
-        db.set(key, Value::Set(Box::default()), Some(NO_EXPIRE));
-    }
-    Ok(write_set(db, key)?.expect("just created"))
+    as_set(db.lookup_mut_or_insert(key, || Value::Set(Box::default())))
 }
 
 fn reply_member(out: &mut Reply, m: Member) {
