@@ -911,6 +911,18 @@ fn zmpop_keys(args: Args) -> Option<Vec<usize>> {
     keys_after_numkeys(args, 1)
 }
 
+/// ZUNION/ZINTER/ZDIFF/ZINTERCARD's keys: `numkeys` then the inputs.
+fn inputs_keys(args: Args) -> Option<Vec<usize>> {
+    keys_after_numkeys(args, 1)
+}
+
+/// The *STORE forms' keys: the destination, then `numkeys` inputs.
+fn store_keys(args: Args) -> Option<Vec<usize>> {
+    let mut keys = keys_after_numkeys(args, 2)?;
+    keys.insert(0, 1);
+    Some(keys)
+}
+
 /// BZMPOP's keys: `numkeys` follows the timeout.
 fn bzmpop_keys(args: Args) -> Option<Vec<usize>> {
     keys_after_numkeys(args, 2)
@@ -1441,25 +1453,25 @@ pub const COMMANDS: &[Command] = &[
     Command::new("bzmpop", bzmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_finder(bzmpop_keys).group(GROUP)
         .doc("Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "timeout:double numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
-    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
             "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
-    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
             "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
-    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "destination:key numkeys:integer key [key ...]"),
-    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Add multiple sorted sets", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
             "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
-    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
             "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
-    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Subtract multiple sorted sets", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "numkeys:integer key [key ...] [WITHSCORES]"),
-    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
             "numkeys:integer key [key ...] [LIMIT limit:integer]"),
     Command::new("zrandmember", zrandmember, -2, READONLY).keys(1, 1, 1).group(GROUP)
