@@ -8,22 +8,7 @@
 mod common;
 use std::time::{Duration, Instant};
 
-use common::{compare, encode, goblin, redis, show, split, Raw};
-
-/// Every case once in RESP2 and once after `HELLO 3`.
-fn compare_both(cases: &[&[&str]]) {
-    compare(cases);
-    let resp3: Vec<Vec<&str>> = cases
-        .iter()
-        .map(|c| {
-            let mut v = vec!["#HELLO 3"];
-            v.extend_from_slice(c);
-            v
-        })
-        .collect();
-    let refs: Vec<&[&str]> = resp3.iter().map(|v| v.as_slice()).collect();
-    compare(&refs);
-}
+use common::{compare_both, goblin, redis, scenario, show};
 
 /// Blocking pops that are served at once, or fail at once, need no second client.
 #[test]
@@ -162,167 +147,43 @@ fn multi_and_scripts_never_block() {
     ]);
 }
 
-/// One step of a multi-client scenario.
-enum Step {
-    /// Send a command on connection n and read its reply.
-    Cmd(usize, &'static str),
-    /// Send a command on connection n without reading.
-    Send(usize, &'static str),
-    /// Send raw bytes (several commands: a pipeline) on connection n.
-    Pipeline(usize, &'static [&'static str]),
-    /// Read one reply on connection n (waiting for it).
-    Read(usize),
-    /// Assert connection n got no reply for a while (records what came otherwise).
-    Quiet(usize),
-    /// Close connection n.
-    Drop(usize),
-    /// One `field:value` line of INFO, read on connection n.
-    Info(usize, &'static str),
-    /// Let the server run the previous steps (a blocking command registers) before the next.
-    Pause,
-}
-use Step::*;
-
-/// Replaces `{idN}` by connection N's client id.
-fn with_ids(line: &str, ids: &[i64]) -> String {
-    let mut s = line.to_string();
-    for (i, id) in ids.iter().enumerate() {
-        s = s.replace(&format!("{{id{i}}}"), &id.to_string());
-    }
-    s
-}
-
-fn client_id(c: &mut Raw) -> i64 {
-    let r = c.cmd_str("CLIENT ID");
-    String::from_utf8_lossy(&r[1..r.len() - 2]).parse().unwrap()
-}
-
-/// Runs a scenario with `conns` connections on one server; returns the transcript of replies.
-/// (The same harness as `tests/lists.rs`'s.)
-fn run_scenario(port: u16, conns: usize, steps: &[Step]) -> Vec<String> {
-    let mut cs: Vec<Option<Raw>> = (0..conns).map(|_| Some(Raw::connect(port))).collect();
-    cs[0].as_mut().unwrap().cmd_str("FLUSHALL");
-    let ids: Vec<i64> = cs
-        .iter_mut()
-        .map(|c| client_id(c.as_mut().unwrap()))
-        .collect();
-    let mut log = Vec::new();
-    for (n, step) in steps.iter().enumerate() {
-        match step {
-            Cmd(c, line) => {
-                let r = cs[*c].as_mut().unwrap().cmd_str(&with_ids(line, &ids));
-                if line.starts_with("HELLO") {
-                    continue; // its reply carries the server's version and the client id
-                }
-                log.push(format!("{n}: [{c}] {line} -> {}", show(&r)));
-            }
-            Send(c, line) => {
-                let args = split(&with_ids(line, &ids));
-                let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-                cs[*c].as_mut().unwrap().send(&encode(&refs));
-            }
-            Pipeline(c, lines) => {
-                let mut bytes = Vec::new();
-                for line in *lines {
-                    let args = split(line);
-                    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-                    bytes.extend(encode(&refs));
-                }
-                cs[*c].as_mut().unwrap().send(&bytes);
-            }
-            Read(c) => {
-                let r = cs[*c].as_mut().unwrap().reply();
-                log.push(format!("{n}: [{c}] read -> {}", show(&r)));
-            }
-            Quiet(c) => {
-                let conn = cs[*c].as_mut().unwrap();
-                conn.s
-                    .set_read_timeout(Some(Duration::from_millis(150)))
-                    .unwrap();
-                let mut tmp = [0u8; 256];
-                let got = match conn.s.peek(&mut tmp) {
-                    Ok(k) => show(&tmp[..k]),
-                    Err(_) => String::new(),
-                };
-                conn.s
-                    .set_read_timeout(Some(Duration::from_secs(10)))
-                    .unwrap();
-                log.push(format!("{n}: [{c}] quiet -> {got:?}"));
-            }
-            Drop(c) => cs[*c] = None,
-            Info(c, field) => {
-                let r = cs[*c].as_mut().unwrap().cmd_str("INFO everything");
-                let text = String::from_utf8_lossy(&r).into_owned();
-                let line = text
-                    .lines()
-                    .find(|l| l.starts_with(&format!("{field}:")))
-                    .unwrap_or("(absent)");
-                // Command stats: the call counts only (timings differ).
-                let line = line.split(",usec=").next().unwrap_or(line).to_string();
-                log.push(format!("{n}: [{c}] info -> {line}"));
-            }
-            Pause => std::thread::sleep(Duration::from_millis(60)),
-        }
-    }
-    log
-}
-
-/// Runs the scenario on redis-server and on Goblin Core; the transcripts must be identical.
-fn scenario(conns: usize, steps: &[Step]) -> Vec<String> {
-    let r = redis(&[]);
-    let g = goblin(&[]);
-    let want = run_scenario(r.port, conns, steps);
-    let got = run_scenario(g.port, conns, steps);
-    assert_eq!(
-        want.join("\n"),
-        got.join("\n"),
-        "\nredis:\n{}\ngoblin:\n{}",
-        want.join("\n"),
-        got.join("\n")
-    );
-    got
-}
-
 #[test]
 fn woken_by_zadd() {
-    let log = scenario(
-        2,
-        &[
-            Send(1, "BZPOPMIN z 0"),
-            Pause,
-            Quiet(1),
-            Cmd(0, "ZADD z 2 b 1 a 3 c"),
-            Read(1),
-            Cmd(0, "ZRANGE z 0 -1 WITHSCORES"),
-            Send(1, "BZPOPMAX z 0"),
-            Pause,
-            Read(1),
-            Cmd(0, "DEL z"),
-            Send(1, "BZPOPMAX k1 k2 0"),
-            Pause,
-            Cmd(0, "ZADD k2 5 x 7 y"),
-            Read(1),
-            Cmd(0, "ZRANGE k2 0 -1 WITHSCORES"),
-            // BZMPOP with COUNT takes up to count of what arrived.
-            Send(1, "BZMPOP 0 2 m1 m2 MAX COUNT 2"),
-            Pause,
-            Cmd(0, "ZADD m2 1 a 2 b 3 c"),
-            Read(1),
-            Send(1, "BZMPOP 0 1 m3 MIN COUNT 10"),
-            Pause,
-            Cmd(0, "ZADD m3 1 a 2 b 3 c"),
-            Read(1),
-            Cmd(0, "EXISTS m3"),
-            Send(1, "BZMPOP 0 1 m4 MIN"),
-            Pause,
-            Cmd(0, "ZADD m4 1 a 2 b"),
-            Read(1),
-            Info(0, "cmdstat_bzpopmin"),
-            Info(0, "cmdstat_bzpopmax"),
-            Info(0, "cmdstat_bzmpop"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    let log = scenario(&[
+        "b:!BZPOPMIN z 0",
+        "sleep 60",
+        "b:quiet",
+        "ZADD z 2 b 1 a 3 c",
+        "b:<",
+        "ZRANGE z 0 -1 WITHSCORES",
+        "b:!BZPOPMAX z 0",
+        "sleep 60",
+        "b:<",
+        "DEL z",
+        "b:!BZPOPMAX k1 k2 0",
+        "sleep 60",
+        "ZADD k2 5 x 7 y",
+        "b:<",
+        "ZRANGE k2 0 -1 WITHSCORES",
+        // BZMPOP with COUNT takes up to count of what arrived.
+        "b:!BZMPOP 0 2 m1 m2 MAX COUNT 2",
+        "sleep 60",
+        "ZADD m2 1 a 2 b 3 c",
+        "b:<",
+        "b:!BZMPOP 0 1 m3 MIN COUNT 10",
+        "sleep 60",
+        "ZADD m3 1 a 2 b 3 c",
+        "b:<",
+        "EXISTS m3",
+        "b:!BZMPOP 0 1 m4 MIN",
+        "sleep 60",
+        "ZADD m4 1 a 2 b",
+        "b:<",
+        "info:cmdstat_bzpopmin",
+        "info:cmdstat_bzpopmax",
+        "info:cmdstat_bzmpop",
+        "info:blocked_clients",
+    ]);
     let first_read = log.iter().find(|l| l.contains("read ->")).unwrap();
     assert!(
         first_read.ends_with("*3\\r\\n$1\\r\\nz\\r\\n$1\\r\\na\\r\\n$1\\r\\n1\\r\\n"),
@@ -333,26 +194,23 @@ fn woken_by_zadd() {
 /// The woken replies in RESP3: BZPOPMIN's score is a double, BZMPOP's pairs are nested.
 #[test]
 fn resp3_reply_shapes() {
-    let log = scenario(
-        2,
-        &[
-            Cmd(1, "HELLO 3"),
-            Send(1, "BZPOPMIN z 0"),
-            Pause,
-            Cmd(0, "ZADD z 1.5 a 2 b"),
-            Read(1),
-            Send(1, "BZPOPMAX z 0"),
-            Pause,
-            Read(1),
-            Send(1, "BZMPOP 0 1 z MIN COUNT 3"),
-            Pause,
-            Cmd(0, "ZADD z -inf lo 0.1 x inf hi 5 y"),
-            Read(1),
-            Cmd(1, "BZPOPMIN z 0"),
-            Cmd(1, "BZPOPMIN nothing 0.01"),
-            Cmd(1, "BZMPOP 0.01 1 nothing MAX"),
-        ],
-    );
+    let log = scenario(&[
+        "b:#HELLO 3",
+        "b:!BZPOPMIN z 0",
+        "sleep 60",
+        "ZADD z 1.5 a 2 b",
+        "b:<",
+        "b:!BZPOPMAX z 0",
+        "sleep 60",
+        "b:<",
+        "b:!BZMPOP 0 1 z MIN COUNT 3",
+        "sleep 60",
+        "ZADD z -inf lo 0.1 x inf hi 5 y",
+        "b:<",
+        "b:BZPOPMIN z 0",
+        "b:BZPOPMIN nothing 0.01",
+        "b:BZMPOP 0.01 1 nothing MAX",
+    ]);
     assert!(
         log.iter().any(|l| l.contains(",1.5\\r\\n")),
         "no RESP3 double: {log:?}"
@@ -362,191 +220,173 @@ fn resp3_reply_shapes() {
 /// Other writes that create or fill a sorted set serve the waiters too.
 #[test]
 fn woken_by_other_sorted_set_writes() {
-    scenario(
-        2,
-        &[
-            Send(1, "BZPOPMIN a 0"),
-            Pause,
-            Cmd(0, "ZINCRBY a 3 m"),
-            Read(1),
-            Cmd(0, "ZADD src 1 x 2 y 3 z"),
-            Send(1, "BZPOPMAX dst 0"),
-            Pause,
-            Cmd(0, "ZRANGESTORE dst src 0 1"),
-            Read(1),
-            Cmd(0, "DEL dst"),
-            Send(1, "BZMPOP 0 1 dst MIN COUNT 5"),
-            Pause,
-            Cmd(0, "ZUNIONSTORE dst 1 src WEIGHTS 2"),
-            Read(1),
-            Send(1, "BZPOPMIN u 0"),
-            Pause,
-            Cmd(0, "ZINTERSTORE u 1 src"),
-            Read(1),
-            Send(1, "BZPOPMIN d 0"),
-            Pause,
-            Cmd(0, "ZDIFFSTORE d 2 src nothing"),
-            Read(1),
-            // RENAME and COPY onto the waited key.
-            Send(1, "BZPOPMIN r 0"),
-            Pause,
-            Cmd(0, "RENAME src r"),
-            Read(1),
-            Send(1, "BZPOPMAX c 0"),
-            Pause,
-            Cmd(0, "COPY r c"),
-            Read(1),
-            Cmd(0, "ZRANGE r 0 -1 WITHSCORES"),
-            Cmd(0, "ZRANGE c 0 -1 WITHSCORES"),
-            // A ZADD that changes nothing (XX on a missing key) creates nothing: still blocked.
-            Send(1, "BZPOPMIN n 0"),
-            Pause,
-            Cmd(0, "ZADD n XX 1 a"),
-            Quiet(1),
-            Cmd(0, "ZADD n NX 1 a"),
-            Read(1),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN a 0",
+        "sleep 60",
+        "ZINCRBY a 3 m",
+        "b:<",
+        "ZADD src 1 x 2 y 3 z",
+        "b:!BZPOPMAX dst 0",
+        "sleep 60",
+        "ZRANGESTORE dst src 0 1",
+        "b:<",
+        "DEL dst",
+        "b:!BZMPOP 0 1 dst MIN COUNT 5",
+        "sleep 60",
+        "ZUNIONSTORE dst 1 src WEIGHTS 2",
+        "b:<",
+        "b:!BZPOPMIN u 0",
+        "sleep 60",
+        "ZINTERSTORE u 1 src",
+        "b:<",
+        "b:!BZPOPMIN d 0",
+        "sleep 60",
+        "ZDIFFSTORE d 2 src nothing",
+        "b:<",
+        // RENAME and COPY onto the waited key.
+        "b:!BZPOPMIN r 0",
+        "sleep 60",
+        "RENAME src r",
+        "b:<",
+        "b:!BZPOPMAX c 0",
+        "sleep 60",
+        "COPY r c",
+        "b:<",
+        "ZRANGE r 0 -1 WITHSCORES",
+        "ZRANGE c 0 -1 WITHSCORES",
+        // A ZADD that changes nothing (XX on a missing key) creates nothing: still blocked.
+        "b:!BZPOPMIN n 0",
+        "sleep 60",
+        "ZADD n XX 1 a",
+        "b:quiet",
+        "ZADD n NX 1 a",
+        "b:<",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn fifo_among_waiters() {
-    scenario(
-        4,
-        &[
-            Send(1, "BZPOPMIN z 0"),
-            Pause,
-            Send(2, "BZPOPMAX z 0"),
-            Pause,
-            Send(3, "BZMPOP 0 1 z MIN COUNT 2"),
-            Pause,
-            Cmd(0, "ZADD z 1 a"),
-            Read(1),
-            Quiet(2),
-            Quiet(3),
-            Cmd(0, "ZADD z 1 a 2 b 3 c 4 d"),
-            Read(2),
-            Read(3),
-            Cmd(0, "ZRANGE z 0 -1 WITHSCORES"),
-            Cmd(0, "DEL z"),
-            // New waiters queue behind each other again.
-            Send(3, "BZPOPMAX z 0"),
-            Pause,
-            Send(1, "BZPOPMAX z 0"),
-            Pause,
-            Cmd(0, "ZADD z 1 a 2 b"),
-            Read(3),
-            Read(1),
-            Cmd(0, "EXISTS z"),
-            Info(0, "cmdstat_bzpopmax"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN z 0",
+        "sleep 60",
+        "c:!BZPOPMAX z 0",
+        "sleep 60",
+        "d:!BZMPOP 0 1 z MIN COUNT 2",
+        "sleep 60",
+        "ZADD z 1 a",
+        "b:<",
+        "c:quiet",
+        "d:quiet",
+        "ZADD z 1 a 2 b 3 c 4 d",
+        "c:<",
+        "d:<",
+        "ZRANGE z 0 -1 WITHSCORES",
+        "DEL z",
+        // New waiters queue behind each other again.
+        "d:!BZPOPMAX z 0",
+        "sleep 60",
+        "b:!BZPOPMAX z 0",
+        "sleep 60",
+        "ZADD z 1 a 2 b",
+        "d:<",
+        "b:<",
+        "EXISTS z",
+        "info:cmdstat_bzpopmax",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn several_keys() {
-    scenario(
-        2,
-        &[
-            // Served at once from the first non-empty key, in argument order.
-            Cmd(0, "ZADD k3 3 c"),
-            Cmd(0, "ZADD k2 2 b"),
-            Cmd(1, "BZPOPMIN k1 k2 k3 0"),
-            // Blocked on several keys: served from whichever is written.
-            Send(1, "BZPOPMIN k1 k2 0"),
-            Pause,
-            Cmd(0, "ZADD k2 9 z"),
-            Read(1),
-            // Served from the key that became ready, even when an earlier key is not empty.
-            Send(1, "BZMPOP 0 2 k5 k6 MIN COUNT 3"),
-            Pause,
-            Cmd(
-                0,
-                "EVAL \"redis.call('zadd', KEYS[2], 1, 'x'); redis.call('zadd', KEYS[1], 1, 'y')\" 2 k5 k6",
-            ),
-            Read(1),
-            Cmd(0, "ZRANGE k5 0 -1"),
-            Cmd(0, "EXISTS k6"),
-            // The same key twice waits once.
-            Send(1, "BZPOPMAX k4 k4 0"),
-            Pause,
-            Cmd(0, "ZADD k4 1 a 2 b"),
-            Read(1),
-            Cmd(0, "ZRANGE k4 0 -1"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        // Served at once from the first non-empty key, in argument order.
+        "ZADD k3 3 c",
+        "ZADD k2 2 b",
+        "b:BZPOPMIN k1 k2 k3 0",
+        // Blocked on several keys: served from whichever is written.
+        "b:!BZPOPMIN k1 k2 0",
+        "sleep 60",
+        "ZADD k2 9 z",
+        "b:<",
+        // Served from the key that became ready, even when an earlier key is not empty.
+        "b:!BZMPOP 0 2 k5 k6 MIN COUNT 3",
+        "sleep 60",
+        "EVAL \"redis.call('zadd', KEYS[2], 1, 'x'); redis.call('zadd', KEYS[1], 1, 'y')\" 2 k5 k6",
+        "b:<",
+        "ZRANGE k5 0 -1",
+        "EXISTS k6",
+        // The same key twice waits once.
+        "b:!BZPOPMAX k4 k4 0",
+        "sleep 60",
+        "ZADD k4 1 a 2 b",
+        "b:<",
+        "ZRANGE k4 0 -1",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn key_deleted_or_type_changed_while_blocked() {
-    scenario(
-        3,
-        &[
-            Send(1, "BZPOPMIN k 0"),
-            Pause,
-            Cmd(0, "SET k str"),
-            Quiet(1),
-            Cmd(0, "DEL k"),
-            Cmd(0, "RPUSH k a"),
-            Quiet(1),
-            Cmd(0, "DEL k"),
-            Cmd(0, "SADD k m"),
-            Quiet(1),
-            Cmd(0, "DEL k"),
-            Cmd(0, "HSET k f v"),
-            Quiet(1),
-            Cmd(0, "DEL k"),
-            Cmd(0, "ZADD k 1 a"),
-            Read(1),
-            // A sorted set created and emptied in one transaction serves nobody.
-            Send(1, "BZPOPMIN k 0"),
-            Pause,
-            Cmd(0, "MULTI"),
-            Cmd(0, "ZADD k 1 a"),
-            Cmd(0, "ZPOPMIN k"),
-            Cmd(0, "EXEC"),
-            Quiet(1),
-            // Served after the whole transaction, with what is left.
-            Cmd(0, "MULTI"),
-            Cmd(0, "ZADD k 1 a 2 b"),
-            Cmd(0, "ZREM k a"),
-            Cmd(0, "EXEC"),
-            Read(1),
-            // A list waiter and a sorted-set waiter on one key: each served by its type only.
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Send(2, "BZPOPMIN k 0"),
-            Pause,
-            Cmd(0, "ZADD k 1 a"),
-            Read(2),
-            Quiet(1),
-            Cmd(0, "RPUSH k x"),
-            Read(1),
-            Cmd(0, "EXISTS k"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN k 0",
+        "sleep 60",
+        "SET k str",
+        "b:quiet",
+        "DEL k",
+        "RPUSH k a",
+        "b:quiet",
+        "DEL k",
+        "SADD k m",
+        "b:quiet",
+        "DEL k",
+        "HSET k f v",
+        "b:quiet",
+        "DEL k",
+        "ZADD k 1 a",
+        "b:<",
+        // A sorted set created and emptied in one transaction serves nobody.
+        "b:!BZPOPMIN k 0",
+        "sleep 60",
+        "MULTI",
+        "ZADD k 1 a",
+        "ZPOPMIN k",
+        "EXEC",
+        "b:quiet",
+        // Served after the whole transaction, with what is left.
+        "MULTI",
+        "ZADD k 1 a 2 b",
+        "ZREM k a",
+        "EXEC",
+        "b:<",
+        // A list waiter and a sorted-set waiter on one key: each served by its type only.
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "c:!BZPOPMIN k 0",
+        "sleep 60",
+        "ZADD k 1 a",
+        "c:<",
+        "b:quiet",
+        "RPUSH k x",
+        "b:<",
+        "EXISTS k",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn timeouts() {
-    let log = scenario(
-        2,
-        &[
-            Cmd(1, "BZPOPMIN z 0.05"),
-            Cmd(1, "BZPOPMAX z z2 0.01"),
-            Cmd(1, "BZMPOP 0.02 2 z z2 MIN COUNT 3"),
-            Cmd(1, "HELLO 3"),
-            Cmd(1, "BZPOPMIN z 0.02"),
-            Cmd(1, "BZMPOP 0.02 1 z MAX"),
-            Info(0, "blocked_clients"),
-            Info(0, "cmdstat_bzpopmin"),
-            Info(0, "cmdstat_bzmpop"),
-        ],
-    );
+    let log = scenario(&[
+        "b:BZPOPMIN z 0.05",
+        "b:BZPOPMAX z z2 0.01",
+        "b:BZMPOP 0.02 2 z z2 MIN COUNT 3",
+        "b:#HELLO 3",
+        "b:BZPOPMIN z 0.02",
+        "b:BZMPOP 0.02 1 z MAX",
+        "info:blocked_clients",
+        "info:cmdstat_bzpopmin",
+        "info:cmdstat_bzmpop",
+    ]);
     assert!(log[0].ends_with("*-1\\r\\n"), "{log:?}");
     // The deadline is honoured within a small margin (fractional seconds).
     let g = goblin(&[]);
@@ -564,114 +404,93 @@ fn timeouts() {
 
 #[test]
 fn timeouts_in_deadline_order() {
-    scenario(
-        3,
-        &[
-            Send(1, "BZPOPMIN k 0.4"),
-            Send(2, "BZMPOP 0.1 1 k MAX"),
-            Pause,
-            Info(0, "clients_in_timeout_table"),
-            Read(2),
-            Quiet(1),
-            Read(1),
-            Info(0, "clients_in_timeout_table"),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN k 0.4",
+        "c:!BZMPOP 0.1 1 k MAX",
+        "sleep 60",
+        "info:clients_in_timeout_table",
+        "c:<",
+        "b:quiet",
+        "b:<",
+        "info:clients_in_timeout_table",
+    ]);
 }
 
 #[test]
 fn client_unblock() {
-    scenario(
-        2,
-        &[
-            Send(1, "BZPOPMIN k 0"),
-            Pause,
-            Cmd(0, "CLIENT UNBLOCK {id1}"),
-            Read(1),
-            Send(1, "BZMPOP 0 1 k MIN"),
-            Pause,
-            Cmd(0, "CLIENT UNBLOCK {id1} TIMEOUT"),
-            Read(1),
-            Send(1, "BZPOPMAX k 100"),
-            Pause,
-            Cmd(0, "CLIENT UNBLOCK {id1} ERROR"),
-            Read(1),
-            Cmd(0, "CLIENT UNBLOCK {id1}"),
-            // The unblocked client is not left waiting on the key.
-            Cmd(0, "ZADD k 1 a"),
-            Cmd(0, "ZRANGE k 0 -1"),
-            Info(0, "blocked_clients"),
-            Info(0, "errorstat_UNBLOCKED"),
-            Info(0, "cmdstat_bzpopmin"),
-            Info(0, "cmdstat_bzpopmax"),
-            Info(0, "cmdstat_bzmpop"),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN k 0",
+        "sleep 60",
+        "CLIENT UNBLOCK {id:b}",
+        "b:<",
+        "b:!BZMPOP 0 1 k MIN",
+        "sleep 60",
+        "CLIENT UNBLOCK {id:b} TIMEOUT",
+        "b:<",
+        "b:!BZPOPMAX k 100",
+        "sleep 60",
+        "CLIENT UNBLOCK {id:b} ERROR",
+        "b:<",
+        "CLIENT UNBLOCK {id:b}",
+        // The unblocked client is not left waiting on the key.
+        "ZADD k 1 a",
+        "ZRANGE k 0 -1",
+        "info:blocked_clients",
+        "info:errorstat_UNBLOCKED",
+        "info:cmdstat_bzpopmin",
+        "info:cmdstat_bzpopmax",
+        "info:cmdstat_bzmpop",
+    ]);
 }
 
 #[test]
 fn blocked_client_disconnects() {
-    scenario(
-        3,
-        &[
-            Send(1, "BZPOPMIN k 0"),
-            Pause,
-            Send(2, "BZMPOP 0 1 k MAX"),
-            Pause,
-            Drop(1),
-            Pause,
-            Info(0, "blocked_clients"),
-            Cmd(0, "ZADD k 1 a 2 b"),
-            Read(2),
-            Cmd(0, "ZRANGE k 0 -1"),
-            Info(0, "blocked_clients"),
-            // CLIENT KILL of a blocked client removes it from the wait list.
-            Send(2, "BZPOPMIN j 0"),
-            Pause,
-            Cmd(0, "CLIENT KILL ID {id2}"),
-            Pause,
-            Info(0, "blocked_clients"),
-            Cmd(0, "ZADD j 1 a"),
-            Cmd(0, "ZCARD j"),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN k 0",
+        "sleep 60",
+        "c:!BZMPOP 0 1 k MAX",
+        "sleep 60",
+        "b:close",
+        "sleep 60",
+        "info:blocked_clients",
+        "ZADD k 1 a 2 b",
+        "c:<",
+        "ZRANGE k 0 -1",
+        "info:blocked_clients",
+        // CLIENT KILL of a blocked client removes it from the wait list.
+        "c:!BZPOPMIN j 0",
+        "sleep 60",
+        "CLIENT KILL ID {id:c}",
+        "sleep 60",
+        "info:blocked_clients",
+        "ZADD j 1 a",
+        "ZCARD j",
+    ]);
 }
 
 #[test]
 fn pipeline_waits_behind_blocked_command() {
-    scenario(
-        2,
-        &[
-            Pipeline(
-                1,
-                &[
-                    "BZPOPMIN k 0",
-                    "PING",
-                    "ZCARD k",
-                    "BZPOPMAX k 0",
-                    "ECHO done",
-                ],
-            ),
-            Pause,
-            Quiet(1),
-            Cmd(0, "ZADD k 1 a 2 b 3 c"),
-            Read(1),
-            Read(1),
-            Read(1),
-            Read(1),
-            Read(1),
-            Cmd(0, "ZRANGE k 0 -1"),
-            // The waiter is served right after the write, before the writer's next command.
-            Send(1, "BZPOPMIN w 0"),
-            Pause,
-            Pipeline(0, &["ZADD w 1 a", "ZCARD w", "ZADD w 2 b", "ZPOPMIN w"]),
-            Read(0),
-            Read(0),
-            Read(0),
-            Read(0),
-            Read(1),
-        ],
-    );
+    scenario(&[
+        "b:!BZPOPMIN k 0 ;; PING ;; ZCARD k ;; BZPOPMAX k 0 ;; ECHO done",
+        "sleep 60",
+        "b:quiet",
+        "ZADD k 1 a 2 b 3 c",
+        "b:<",
+        "b:<",
+        "b:<",
+        "b:<",
+        "b:<",
+        "ZRANGE k 0 -1",
+        // The waiter is served right after the write, before the writer's next command.
+        "b:!BZPOPMIN w 0",
+        "sleep 60",
+        "!ZADD w 1 a ;; ZCARD w ;; ZADD w 2 b ;; ZPOPMIN w",
+        "<",
+        "<",
+        "<",
+        "<",
+        "b:<",
+    ]);
 }
 
 #[test]
