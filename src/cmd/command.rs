@@ -11,8 +11,9 @@ use crate::store::glob;
 
 const GROUP: &str = "server";
 
-/// ACL categories, derived from flags and group as Redis assigns them.
-fn acl_categories(c: &Command) -> Vec<String> {
+/// ACL categories, derived from flags and group as Redis assigns them (COMMAND INFO's seventh
+/// field; the docs pages show them too).
+pub fn acl_categories(c: &Command) -> Vec<String> {
     let mut cats = Vec::new();
     if c.has(WRITE) {
         cats.push("@write".to_string());
