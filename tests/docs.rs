@@ -392,6 +392,58 @@ fn display_syntax_reads_like_redis_docs() {
     );
 }
 
+/// A choice in a syntax line is grouped so the argument tree reads as intended: `x | y` at the top
+/// level only as `ip:port | [filters ...]` or `ON | OFF` (a single word before the first `|`), and
+/// a keyword before a choice written `AGGREGATE aggregate:(SUM | MIN | MAX)`, not
+/// `[AGGREGATE SUM | MIN | MAX]` (which parses as `AGGREGATE SUM`, or `MIN`, or `MAX`).
+#[test]
+fn choices_are_grouped() {
+    fn ambiguous(args: &[DocArg], in_oneof: bool, bad: &mut bool) {
+        for a in args {
+            if in_oneof
+                && a.kind == "block"
+                && a.args.len() >= 2
+                && a.args[0].kind == "pure-token"
+                && a.args[1].kind == "pure-token"
+            {
+                *bad = true;
+            }
+            ambiguous(&a.args, a.kind == "oneof", bad);
+        }
+    }
+    let t = Table::build();
+    let mut problems = Vec::new();
+    for c in &t.rows {
+        let mut depth = 0;
+        let mut first_alt = String::new();
+        for ch in c.syntax.chars() {
+            match ch {
+                '[' | '(' => depth += 1,
+                ']' | ')' => depth -= 1,
+                '|' if depth == 0 => {
+                    if first_alt.split_whitespace().count() != 1 {
+                        problems.push(format!("{}: `{}` has an ungrouped `|`", c.name, c.syntax));
+                    }
+                    break;
+                }
+                _ => {}
+            }
+            if depth == 0 {
+                first_alt.push(ch);
+            }
+        }
+        let mut bad = false;
+        ambiguous(&doc_args(c.syntax), false, &mut bad);
+        if bad {
+            problems.push(format!(
+                "{}: `{}` has a keyword before an ungrouped choice",
+                c.name, c.syntax
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 // ---- COMMAND DOCS over the wire ----
 
 #[derive(Debug, Clone)]

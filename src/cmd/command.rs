@@ -583,7 +583,7 @@ const COMMAND_SUBCOMMANDS: &[Command] = &[
             "Returns a list of command names.",
             "7.0.0",
             "O(N) where N is the total number of Redis commands",
-            "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]",
+            "[FILTERBY filterby:(MODULE module-name | ACLCAT category | PATTERN pattern)]",
         ),
     Command::new("command|getkeys", command_getkeys, -4, FLAGS)
         .group(GROUP)
