@@ -171,6 +171,6 @@ pub const COMMANDS: &[Command] = &[
         "Returns the top k members of a sorted set of last-activity times by time-decayed weight.",
         "0.1.0",
         "O(N*log(k)) with N the number of members (one pass, a bounded top-k).",
-        "key now LINEAR|EXP|STEP param k [WITHWEIGHTS]",
+        "key now mode:(LINEAR | EXP | STEP) param k [WITHWEIGHTS]",
     ),
 ];

@@ -1455,19 +1455,19 @@ pub const COMMANDS: &[Command] = &[
             "timeout:double numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
     Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
+            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
     Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
+            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
     Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "destination:key numkeys:integer key [key ...]"),
     Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Add multiple sorted sets", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
+            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
     Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
+            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
     Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Subtract multiple sorted sets", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "numkeys:integer key [key ...] [WITHSCORES]"),
