@@ -210,7 +210,7 @@ pub unsafe fn new_integer(ctx: *mut q::JSContext, n: i64) -> q::JSValue {
 /// value (NaN, ±Infinity, beyond ±2^63).
 pub fn number_to_int(d: f64) -> Option<i64> {
     const TWO63: f64 = 9_223_372_036_854_775_808.0;
-    if d.is_finite() && d > -TWO63 - 1.0 && d < TWO63 {
+    if d.is_finite() && (-TWO63..TWO63).contains(&d) {
         // `as` truncates toward zero; -0 becomes 0.
         Some(d as i64)
     } else {
@@ -301,7 +301,7 @@ unsafe fn object_nodes(
     depth: usize,
 ) -> Result<(), ()> {
     if depth >= MAX_REPLY_DEPTH {
-        out.error(b"ERR reached lua stack limit");
+        out.error(format!("ERR reply nested deeper than {MAX_REPLY_DEPTH} levels").as_bytes());
         return Ok(());
     }
     if q::JS_IsArray(v) {
