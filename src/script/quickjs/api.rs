@@ -242,6 +242,7 @@ unsafe fn call_generic(
     walk(&reply, &mut b);
     let h = host(ctx);
     h.reply = reply;
+    h.starts.clear();
     if b.failed {
         for v in h.stack.drain(..) {
             q::JS_FreeValue(ctx, v);
@@ -488,16 +489,6 @@ impl Builder {
         }
     }
 
-    fn pop(&mut self) -> q::JSValue {
-        // SAFETY: as above.
-        unsafe { host(self.ctx).stack.pop().unwrap_or(q::JS_UNDEFINED) }
-    }
-
-    fn top(&mut self) -> q::JSValue {
-        // SAFETY: as above.
-        unsafe { *host(self.ctx).stack.last().unwrap_or(&q::JS_UNDEFINED) }
-    }
-
     fn string(&mut self, b: &[u8]) -> q::JSValue {
         // SAFETY: as above.
         unsafe { new_string(self.ctx, b, &mut host(self.ctx).text) }
@@ -572,48 +563,40 @@ impl ReplyBuilder for Builder {
         self.push(v);
     }
     fn begin(&mut self, _kind: Aggregate, _len: usize) {
-        // Every aggregate is built as an array; maps and sets become Map and Set at `end`.
-        let v = unsafe { q::JS_NewArray(self.ctx) };
-        self.push(v);
-    }
-    fn item(&mut self, kind: Aggregate, index: usize) {
-        // SAFETY: the aggregate is under its element(s) on the stack; defining takes ownership.
+        // The elements collect on the stack; `end` makes them one array (maps and sets then
+        // become a Map or Set).
+        // SAFETY: the host scratch of this builder's context.
         unsafe {
-            let (slot, n) = match kind {
-                Aggregate::Map => (2 * index as u32, 2),
-                _ => (index as u32, 1),
-            };
-            let mut vals = [q::JS_UNDEFINED; 2];
-            for i in (0..n).rev() {
-                vals[i] = self.pop();
-            }
-            let arr = self.top();
-            for (i, v) in vals.into_iter().take(n).enumerate() {
-                if q::JS_DefinePropertyValueUint32(
-                    self.ctx,
-                    arr,
-                    slot + i as u32,
-                    v,
-                    q::JS_PROP_C_W_E as c_int,
-                ) < 0
-                {
-                    self.failed = true;
-                }
-            }
+            let h = host(self.ctx);
+            h.starts.push(h.stack.len());
         }
     }
+    fn item(&mut self, _kind: Aggregate, _index: usize) {}
     fn end(&mut self, kind: Aggregate) {
+        // SAFETY: the elements above `start` are owned values; JS_NewArrayFrom takes them all
+        // (and frees them if it fails).
+        let arr = unsafe {
+            let h = host(self.ctx);
+            let start = h.starts.pop().unwrap_or(0);
+            let count = h.stack.len() - start;
+            let arr = q::JS_NewArrayFrom(self.ctx, count as c_int, h.stack.as_ptr().add(start));
+            h.stack.truncate(start);
+            arr
+        };
         let helper = match kind {
-            Aggregate::Array => return,
+            Aggregate::Array => return self.push(arr),
             // SAFETY: the helpers live as long as the VM.
             Aggregate::Map => unsafe { host(self.ctx).names.make_map },
             Aggregate::Set => unsafe { host(self.ctx).names.make_set },
         };
+        if unsafe { q::JS_IsException(arr) } {
+            return self.push(arr);
+        }
         // SAFETY: the helper is our own frozen prelude function.
         unsafe {
-            let mut flat = [self.pop()];
+            let mut flat = [arr];
             let v = q::JS_Call(self.ctx, helper, q::JS_UNDEFINED, 1, flat.as_mut_ptr());
-            q::JS_FreeValue(self.ctx, flat[0]);
+            q::JS_FreeValue(self.ctx, arr);
             self.push(v);
         }
     }

@@ -77,8 +77,9 @@ pub struct Host {
     pub reply: Vec<u8>,
     /// Latin-1 → UTF-8 expansion for new strings.
     pub text: Vec<u8>,
-    /// The reply builder's stack of values.
+    /// The reply builder's stack of values, and where each open aggregate's elements start.
     pub stack: Vec<q::JSValue>,
+    pub starts: Vec<usize>,
 }
 
 pub struct Vm {
@@ -263,6 +264,7 @@ impl Vm {
                 reply: Vec::new(),
                 text: Vec::new(),
                 stack: Vec::new(),
+                starts: Vec::new(),
             }));
             q::JS_SetContextOpaque(ctx, host as *mut c_void);
             let redis = api::redis_object(ctx);
