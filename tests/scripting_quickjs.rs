@@ -281,6 +281,10 @@ fn errors_pcall_and_their_wording() {
         .starts_with("-ERR TypeError: cannot read property 'x' of null script: "));
     assert!(js0(&mut c, "throw 'a string'").starts_with("-ERR a string script: "));
     assert_eq!(js0(&mut c, "throw {err: 'OWN code'}"), "-OWN code\\r\\n");
+    assert!(
+        js0(&mut c, "throw {message: 'plain object'}").starts_with("-ERR plain object script: ")
+    );
+    assert!(js0(&mut c, "throw {a: 1}").starts_with("-ERR [object Object] script: "));
     // redis.call throws an Error whose message is the server's error text.
     let got = js0(&mut c, "\n\nreturn redis.call('INCR', 's')");
     assert!(

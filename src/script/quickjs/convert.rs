@@ -605,6 +605,34 @@ pub fn with_code(text: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Property `atom` of `obj` when it is a string (read without running into an error: a getter
+/// that throws counts as absent).
+///
+/// # Safety
+/// `obj` is a value of `ctx` (borrowed).
+pub unsafe fn string_property(
+    ctx: *mut q::JSContext,
+    obj: q::JSValue,
+    atom: q::JSAtom,
+) -> Option<Vec<u8>> {
+    let v = match get(ctx, obj, atom) {
+        Ok(v) => v,
+        Err(()) => {
+            let x = q::JS_GetException(ctx);
+            q::JS_FreeValue(ctx, x);
+            return None;
+        }
+    };
+    let mut out = Vec::new();
+    let ok = q::JS_IsString(v) && string_bytes(ctx, v, &mut out);
+    q::JS_FreeValue(ctx, v);
+    if !ok && q::JS_HasException(ctx) {
+        let x = q::JS_GetException(ctx);
+        q::JS_FreeValue(ctx, x);
+    }
+    ok.then_some(out)
+}
+
 /// What a thrown value says: for an `Error`, `message` (or `Name: message` for the other error
 /// types, `TypeError: x is not a function`), with the script line from its stack when there is
 /// one; for anything else its string form. Never fails (reading may run script code; an error
@@ -617,8 +645,16 @@ pub unsafe fn error_text(
     names: &Names,
     e: q::JSValue,
 ) -> (String, Option<u32>) {
-    if !q::JS_IsObject(e) || !q::JS_IsError(e) {
+    if !q::JS_IsObject(e) {
         return (debug_string(ctx, e), None);
+    }
+    if !q::JS_IsError(e) {
+        // A thrown plain object: its `message` if it has one.
+        let text = match string_property(ctx, e, names.message) {
+            Some(m) => String::from_utf8_lossy(&m).into_owned(),
+            None => debug_string(ctx, e),
+        };
+        return (text, None);
     }
     let prop = |atom| -> String {
         match get(ctx, e, atom) {

@@ -144,18 +144,13 @@ impl QuickJs {
             return;
         }
         self.out.clear();
-        // A thrown `{err: ...}` replies as returned (Redis's `error({err=...})`).
+        // A thrown `{err: ...}` replies its text as returned (Redis's `error({err=...})`).
         if q::JS_IsObject(e) && !q::JS_IsError(e) {
-            let names = self.vm.names;
-            if convert::to_nodes(ctx, &names, e, 2, &mut self.out, 0).is_ok()
-                && matches!(self.out.nodes.as_slice(), [convert::Node::Error(..)])
-            {
+            if let Some(text) = convert::string_property(ctx, e, self.vm.names.err) {
                 q::JS_FreeValue(ctx, e);
+                self.out.error(&text);
                 return;
             }
-            let x = q::JS_GetException(ctx);
-            q::JS_FreeValue(ctx, x);
-            self.out.clear();
         }
         let (text, line) = convert::error_text(ctx, &self.vm.names, e);
         q::JS_FreeValue(ctx, e);
@@ -253,7 +248,9 @@ impl Engine for QuickJs {
         self.vm
             .set_memory_limit(run.ctx.srv.config.quickjs_memory_limit as usize);
         self.vm.update_stack_top();
-        let sha_text = run.sha_str().to_string();
+        // The digest as text, for error replies (a copy: `run` is lent to the script).
+        let sha_bytes = run.sha;
+        let sha_text = std::str::from_utf8(&sha_bytes).unwrap_or_default();
         let ctx = self.vm.ctx;
         let run_ptr = run as *mut Run as *mut c_void;
         // SAFETY: values are owned and freed once on every path; the `Run` is reached only through
@@ -281,7 +278,7 @@ impl Engine for QuickJs {
                     r
                 };
                 if q::JS_IsException(result) {
-                    self.exception_nodes(&sha_text);
+                    self.exception_nodes(sha_text);
                     self.vm.run_jobs();
                 } else {
                     // Promise jobs the script queued run before its reply, within its budget.
@@ -293,7 +290,7 @@ impl Engine for QuickJs {
                         self.out
                             .error(format!("{KILLED_ERROR} script: {sha_text}").as_bytes());
                     } else {
-                        self.result_nodes(result, resp, &sha_text);
+                        self.result_nodes(result, resp, sha_text);
                     }
                 }
             }
