@@ -436,7 +436,7 @@ fn binary_safe_latin1_strings() {
 
 #[test]
 fn keys_argv_helpers_and_isolation() {
-    let g = goblin(&[]);
+    let g = goblin(&["--logfile", "server.log"]);
     let mut c = g.raw();
     assert_eq!(
         js(
@@ -477,6 +477,8 @@ fn keys_argv_helpers_and_isolation() {
         ),
         ":1\\r\\n"
     );
+    let log = std::fs::read_to_string(g.dir.join("server.log")).unwrap();
+    assert!(log.contains("from js"), "{log}");
     assert_eq!(
         js0(&mut c, "return redis.REDIS_VERSION"),
         "$6\\r\\n7.0.15\\r\\n"
