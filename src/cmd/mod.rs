@@ -366,6 +366,7 @@ fn families() -> &'static [&'static [Command]] {
         multi::COMMANDS,
         pubsub::COMMANDS,
         scripting::LUA_COMMANDS,
+        scripting::QUICKJS_COMMANDS,
         goblin::COMMANDS,
     ]
 }

@@ -301,3 +301,11 @@ macro_rules! eval_commands {
 
 /// Lua 5.1: Redis's own EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT.
 pub const LUA_COMMANDS: &[Command] = eval_commands!("", "Lua", script_subcommands!("", "Lua"));
+
+/// QuickJS: JavaScript scripts (QUICKJS.EVAL, QUICKJS.EVALSHA, QUICKJS.EVAL_RO,
+/// QUICKJS.EVALSHA_RO and QUICKJS.SCRIPT).
+pub const QUICKJS_COMMANDS: &[Command] = eval_commands!(
+    "quickjs.",
+    "JavaScript",
+    script_subcommands!("quickjs.", "JavaScript")
+);

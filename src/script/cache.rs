@@ -184,6 +184,11 @@ impl<A> ScriptCache<A> {
         Some(e.artifact)
     }
 
+    /// Every cached artifact, for an engine that rebuilds its VM and recompiles in place.
+    pub fn artifacts_mut(&mut self) -> impl Iterator<Item = &mut A> {
+        self.entries.values_mut().map(|e| &mut e.artifact)
+    }
+
     /// Empties the cache, handing every artifact back to the engine.
     pub fn drain(&mut self) -> Vec<A> {
         self.eval_only = 0;
