@@ -119,9 +119,14 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     if ctx.srv.scripting.running.busy && !nosave {
         return Err(crate::script::BUSY_ERROR.into());
     }
-    if save {
-        warning!("Error trying to save the DB: RDB snapshots are not available in this build of Goblin Core yet");
-        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+    // As Redis: save when asked to, or when save points are configured and NOSAVE was not given.
+    crate::persist::kill_child(ctx.srv);
+    if save || (!nosave && !crate::persist::save_rules(&ctx.srv.config).is_empty()) {
+        notice!("Saving the final RDB snapshot before exiting.");
+        if crate::persist::save(ctx.srv).is_err() {
+            warning!("Error trying to save the DB, can't exit.");
+            return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+        }
     }
     ctx.srv.shutdown = Some(Shutdown::Requested);
     Ok(())
@@ -426,15 +431,25 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("current_fork_perc:0.00");
             f!("current_save_keys_processed:0");
             f!("current_save_keys_total:0");
+            let p = &srv.persist;
             f!("rdb_changes_since_last_save:{}", srv.dirty);
-            f!("rdb_bgsave_in_progress:0");
+            f!("rdb_bgsave_in_progress:{}", u8::from(p.child.is_some()));
+            f!("rdb_last_save_time:{}", p.lastsave);
             f!(
-                "rdb_last_save_time:{}",
-                clock::wall_us() / 1_000_000 - uptime as i64
+                "rdb_last_bgsave_status:{}",
+                if p.last_bgsave_ok { "ok" } else { "err" }
             );
-            f!("rdb_last_bgsave_status:ok");
-            f!("rdb_last_bgsave_time_sec:-1");
-            f!("rdb_current_bgsave_time_sec:-1");
+            f!("rdb_last_bgsave_time_sec:{}", p.last_bgsave_secs);
+            f!(
+                "rdb_current_bgsave_time_sec:{}",
+                p.child
+                    .as_ref()
+                    .map_or(-1, |c| c.started.elapsed().as_secs() as i64)
+            );
+            f!("rdb_saves:{}", p.saves);
+            f!("rdb_last_cow_size:0");
+            f!("rdb_last_load_keys_expired:{}", p.loaded_expired);
+            f!("rdb_last_load_keys_loaded:{}", p.loaded_keys);
             f!("aof_enabled:0");
             f!("aof_rewrite_in_progress:0");
             f!("aof_rewrite_scheduled:0");
