@@ -138,8 +138,11 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     ctx.db().set(key, val, Some(at));
     if idle >= 0 {
-        if let Some(e) = ctx.db().lookup_mut(key) {
-            e.lru = clock::lru_now().saturating_sub(idle.min(u32::MAX as i64) as u32);
+        // Set directly: a write lookup would refresh the access time it sets.
+        let db = ctx.db();
+        if let Some(slot) = db.dict.find(key) {
+            db.dict.value_at_mut(slot).lru =
+                clock::lru_now().wrapping_sub(idle.min(u32::MAX as i64) as u32);
         }
     }
     ctx.signal_modified(key);
