@@ -412,3 +412,23 @@ fn dump_matches_redis_byte_for_byte_and_restores_across() {
         &["RPUSH l a", "BGSAVE SCHEDULE x", "LASTSAVE x"],
     ]);
 }
+
+#[test]
+fn debug_reload_keeps_every_key() {
+    let dir = persistent_dir("reload");
+    let g = goblin(&[
+        "--dir",
+        dir.to_str().unwrap(),
+        "--enable-debug-command",
+        "yes",
+    ]);
+    let mut c = g.raw();
+    fill(&mut c);
+    let before = snapshot(&mut c);
+    assert_eq!(c.cmd_str("DEBUG RELOAD"), b"+OK\r\n");
+    assert_same(&before, &snapshot(&mut c));
+    c.cmd_str("SET only:in-memory 1");
+    assert_eq!(c.cmd_str("DEBUG RELOAD NOSAVE"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("EXISTS only:in-memory"), b":0\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -173,6 +173,29 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
             );
             ctx.out.simple(&line);
         }
+        (b"reload", _) => {
+            // DEBUG RELOAD [NOSAVE]: save the snapshot, then load it back in place of the keyspace.
+            let mut nosave = false;
+            for a in args.tail(2).iter() {
+                if is(a, "nosave") {
+                    nosave = true;
+                } else {
+                    return Err(SYNTAX.into());
+                }
+            }
+            if !nosave && crate::persist::save(ctx.srv).is_err() {
+                return Err("ERR".into());
+            }
+            match crate::persist::load_file(ctx.srv) {
+                Ok(Some(_)) => {
+                    notice!("DB reloaded by DEBUG RELOAD");
+                    ctx.out.ok();
+                }
+                Ok(None) | Err(_) => {
+                    return Err("ERR Error trying to load the RDB dump, check server logs.".into())
+                }
+            }
+        }
         _ => {
             return Err(err(format!(
                 "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
@@ -186,6 +209,8 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
 const DEBUG_HELP: &[&str] = &[
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
+    "RELOAD [NOSAVE]",
+    "    Save the RDB on disk and reload it back to memory. NOSAVE skips the save.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
 ];

@@ -191,6 +191,7 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
         return Err(format!("Can't save in background: fork: {e}"));
     }
     if pid == 0 {
+        crate::log::set_child_role();
         let path = rdb_path(&st.config);
         let code = match write_snapshot(&path, &st.dbs, opts(&st.config), st.config.rdbchecksum) {
             Ok(()) => {
@@ -285,24 +286,21 @@ pub fn cron(st: &mut State) {
     }
 }
 
-/// Loads `dbfilename` at start-up if it exists, logging as Redis does. An unreadable or corrupt
-/// file is an error: the server must not start (and later overwrite it) with an empty keyspace.
-pub fn load_at_startup(st: &mut State) -> Result<(), String> {
+/// Reads `dbfilename` into fresh databases and swaps them in. `Ok(None)`: there is no file.
+pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
     let path = rdb_path(&st.config);
     let data = match std::fs::read(&path) {
         Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("Fatal error loading the DB: {e}. Exiting.")),
     };
-    let start = Instant::now();
     let mut dbs: Vec<Db> = (0..st.dbs.len()).map(|_| Db::default()).collect();
-    let now = clock::now_ms();
     let info = rdb::load(
         &data,
         &mut dbs,
         limits(&st.config),
         st.config.rdbchecksum,
-        now,
+        clock::now_ms(),
     )
     .map_err(|e| {
         format!(
@@ -310,6 +308,20 @@ pub fn load_at_startup(st: &mut State) -> Result<(), String> {
             path.display()
         )
     })?;
+    st.dbs = dbs;
+    st.persist.loaded_keys = info.keys_loaded;
+    st.persist.loaded_expired = info.keys_expired;
+    Ok(Some(info))
+}
+
+/// Loads `dbfilename` at start-up if it exists, logging as Redis does. An unreadable or corrupt
+/// file is an error: the server must not start (and later overwrite it) with an empty keyspace.
+pub fn load_at_startup(st: &mut State) -> Result<(), String> {
+    let start = Instant::now();
+    let Some(info) = load_file(st)? else {
+        return Ok(());
+    };
+    let now = clock::now_ms();
     if let Some(v) = &info.redis_ver {
         notice!("Loading RDB produced by version {v}");
     }
@@ -340,8 +352,5 @@ pub fn load_at_startup(st: &mut State) -> Result<(), String> {
         "DB loaded from disk: {:.3} seconds",
         start.elapsed().as_secs_f64()
     );
-    st.dbs = dbs;
-    st.persist.loaded_keys = info.keys_loaded;
-    st.persist.loaded_expired = info.keys_expired;
     Ok(())
 }
