@@ -432,3 +432,36 @@ fn debug_reload_keeps_every_key() {
     assert_eq!(c.cmd_str("EXISTS only:in-memory"), b":0\r\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn failed_bgsave_stops_writes_until_a_save_succeeds() {
+    let dir = persistent_dir("misconf");
+    let g = goblin(&["--dir", dir.to_str().unwrap(), "--save", "3600 1"]);
+    let mut c = g.raw();
+    c.cmd_str("SET a 1");
+    // The rename into place fails: the target name is a directory.
+    std::fs::create_dir(dir.join("dump.rdb")).unwrap();
+    assert_eq!(c.cmd_str("BGSAVE"), b"+Background saving started\r\n");
+    wait_bgsave(&mut c);
+    let info = String::from_utf8_lossy(&c.cmd_str("INFO persistence")).into_owned();
+    assert!(info.contains("rdb_last_bgsave_status:err"), "{info}");
+    assert!(c
+        .cmd_str("SET a 2")
+        .starts_with(b"-MISCONF Redis is configured to save RDB snapshots"));
+    assert!(c.cmd_str("PING").starts_with(b"-MISCONF"));
+    assert_eq!(c.cmd_str("GET a"), b"$1\r\n1\r\n");
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("temp-"))
+        .collect();
+    assert!(leftovers.is_empty());
+    std::fs::remove_dir(dir.join("dump.rdb")).unwrap();
+    assert_eq!(c.cmd_str("SAVE"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("SET a 2"), b"+OK\r\n");
+    // FLUSHALL with save points writes the empty snapshot at once.
+    c.cmd_str("FLUSHALL");
+    assert_eq!(info_field(&mut c, "rdb_changes_since_last_save"), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -56,7 +56,14 @@ fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.signal_flushed(db);
     }
     let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
-    ctx.srv.dirty += n as u64 + 1;
+    ctx.srv.dirty += n as u64;
+    // As Redis's `flushAllDataAndResetRDB`: a running BGSAVE is stopped and, with save points,
+    // the (now empty) snapshot is written at once so a restart does not bring the data back.
+    crate::persist::kill_child(ctx.srv);
+    if !crate::persist::save_rules(&ctx.srv.config).is_empty() {
+        let _ = crate::persist::save(ctx.srv);
+    }
+    ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())
 }

@@ -18,6 +18,9 @@ use crate::store::Db;
 use crate::util::clock;
 use crate::{notice, warning};
 
+/// The refusal of writes after a failed background save (`stop-writes-on-bgsave-error`).
+pub const MISCONF_ERROR: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
 /// Redis's `CONFIG_BGSAVE_RETRY_DELAY`: after a failed BGSAVE, save rules wait this long.
 const BGSAVE_RETRY_DELAY: i64 = 5;
 
