@@ -465,3 +465,37 @@ fn failed_bgsave_stops_writes_until_a_save_succeeds() {
     assert_eq!(info_field(&mut c, "rdb_changes_since_last_save"), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bgsave_while_one_runs_is_refused() {
+    let dir = persistent_dir("busy");
+    let g = goblin(&["--dir", dir.to_str().unwrap()]);
+    let mut c = g.raw();
+    c.cmd_str("EVAL \"for i=1,300000 do redis.call('SET','key:'..i,'value:'..i) end\" 0");
+    assert_eq!(c.cmd_str("BGSAVE"), b"+Background saving started\r\n");
+    // The child is reaped by the cron only: until then a second BGSAVE is refused.
+    assert_eq!(
+        c.cmd_str("BGSAVE"),
+        b"-ERR Background save already in progress\r\n"
+    );
+    assert_eq!(
+        c.cmd_str("SAVE"),
+        b"-ERR Background save already in progress\r\n"
+    );
+    assert_eq!(
+        c.cmd_str("BGSAVE SCHEDULE"),
+        b"+Background saving scheduled\r\n"
+    );
+    assert_eq!(info_field(&mut c, "rdb_bgsave_in_progress"), Some(1));
+    wait_bgsave(&mut c);
+    // The scheduled one follows.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while info_field(&mut c, "rdb_saves") != Some(2) {
+        assert!(
+            Instant::now() < deadline,
+            "the scheduled BGSAVE did not run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -195,6 +195,12 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
     }
     if pid == 0 {
         crate::log::set_child_role();
+        // SAFETY: restoring default dispositions in the child: a SIGTERM meant for it must not
+        // reach the parent's shutdown pipe, which the child shares.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+        }
         let path = rdb_path(&st.config);
         let code = match write_snapshot(&path, &st.dbs, opts(&st.config), st.config.rdbchecksum) {
             Ok(()) => {
