@@ -460,6 +460,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("async_loading:0");
             f!("current_cow_peak:0");
             f!("current_cow_size:0");
+            f!("current_cow_size_age:0");
             f!("current_fork_perc:0.00");
             f!("current_save_keys_processed:0");
             f!("current_save_keys_total:0");
@@ -489,7 +490,11 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("aof_current_rewrite_time_sec:-1");
             f!("aof_last_bgrewrite_status:ok");
             f!("aof_rewrites:0");
+            f!("aof_rewrites_consecutive_failures:0");
             f!("aof_last_write_status:ok");
+            f!("aof_last_cow_size:0");
+            f!("module_fork_in_progress:0");
+            f!("module_fork_last_cow_size:0");
         }
         "stats" => {
             let s = &srv.stats;
