@@ -1036,8 +1036,11 @@ pub fn load(
                 continue;
             }
             OP_RESIZEDB => {
+                let keys = r.len()?;
                 r.len()?;
-                r.len()?;
+                // A hint only: bounded by what the rest of the file could hold.
+                let n = keys.min((data.len() - r.pos) as u64 / 3) as usize;
+                dbs[db].dict.reserve(n);
                 continue;
             }
             OP_AUX => {
@@ -1078,7 +1081,7 @@ pub fn load(
                 String::from_utf8_lossy(&key)
             ));
         }
-        dbs[db].set(&key, val, Some(exp));
+        dbs[db].insert_absent(&key, val, exp);
         info.keys_loaded += 1;
     }
     if version >= 5 {
