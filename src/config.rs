@@ -238,7 +238,8 @@ pub static DIRECTIVES: &[Directive] = &[
     d("databases", int(|c| &mut c.databases, 1, i32::MAX as i64)).immutable(),
     d("always-show-logo", Kind::Bool(|c| &mut c.always_show_logo)).immutable(),
     d("save", Kind::Special { get: |c| c.save.clone(), set: set_save }),
-    d("dbfilename", Kind::Str(|c| &mut c.dbfilename)),
+    d("dbfilename", Kind::Str(|c| &mut c.dbfilename))
+        .check(|c| if c.dbfilename.contains('/') { Err("dbfilename can't be a path, just a filename".into()) } else { Ok(()) }),
     d("dir", Kind::Special { get: |c| c.dir.clone(), set: set_dir }),
     d("appendonly", Kind::Bool(|c| &mut c.appendonly))
         .check(|c| if c.appendonly { Err("AOF persistence (appendonly yes) is not available in this build of Goblin Core yet".into()) } else { Ok(()) }),

@@ -499,3 +499,23 @@ fn bgsave_while_one_runs_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sigterm_saves_with_save_points_and_dbfilename_is_a_name() {
+    let dir = persistent_dir("sigterm");
+    let d = dir.to_str().unwrap();
+    let mut g = goblin(&["--dir", d, "--save", "3600 1", "--dbfilename", "snap.rdb"]);
+    let mut c = g.raw();
+    c.cmd_str("SET kept 1");
+    assert!(
+        String::from_utf8_lossy(&c.cmd_str("CONFIG SET dbfilename a/b.rdb"))
+            .contains("dbfilename can't be a path, just a filename")
+    );
+    // SAFETY: sending SIGTERM to our own child process.
+    unsafe { libc::kill(g.pid() as i32, libc::SIGTERM) };
+    assert_eq!(g.wait_exit(Duration::from_secs(10)), Some(true));
+    assert!(dir.join("snap.rdb").exists());
+    let g = goblin(&["--dir", d, "--dbfilename", "snap.rdb"]);
+    assert_eq!(g.raw().cmd_str("GET kept"), b"$1\r\n1\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
