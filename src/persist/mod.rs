@@ -144,7 +144,13 @@ pub fn write_snapshot(
         let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         drop(f);
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        // Make the rename itself durable, as Redis 7.0's `fsyncFileDir`.
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::File::open(parent)?.sync_all()
     })();
     if res.is_err() {
         let _ = std::fs::remove_file(&tmp);
