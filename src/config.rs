@@ -4,7 +4,7 @@
 //! Every directive is one row of `DIRECTIVES`: its name (and alias), its kind with the bounds Redis
 //! checks, whether CONFIG SET may change it at run time, and an accessor to its field in `Config`.
 //! Directives of features that are not built yet are parsed like the rest; a value that describes
-//! what the server does today (`save ""`, `appendonly no`) is accepted, one that asks for the missing
+//! what the server does today (`appendonly no`) is accepted, one that asks for the missing
 //! feature is refused with a message saying so.
 
 use std::fmt::Write as _;
@@ -239,9 +239,9 @@ pub static DIRECTIVES: &[Directive] = &[
     d("logfile", Kind::Str(|c| &mut c.logfile)).immutable(),
     d("databases", int(|c| &mut c.databases, 1, i32::MAX as i64)).immutable(),
     d("always-show-logo", Kind::Bool(|c| &mut c.always_show_logo)).immutable(),
-    d("save", Kind::Special { get: |c| c.save.clone(), set: set_save })
-        .check(|c| if c.save.is_empty() { Ok(()) } else { Err("RDB snapshots (save points) are not available in this build of Goblin Core yet; use save \"\"".into()) }),
-    d("dbfilename", Kind::Str(|c| &mut c.dbfilename)),
+    d("save", Kind::Special { get: |c| c.save.clone(), set: set_save }),
+    d("dbfilename", Kind::Str(|c| &mut c.dbfilename))
+        .check(|c| if c.dbfilename.contains('/') { Err("dbfilename can't be a path, just a filename".into()) } else { Ok(()) }),
     d("dir", Kind::Special { get: |c| c.dir.clone(), set: set_dir }),
     d("appendonly", Kind::Bool(|c| &mut c.appendonly))
         .check(|c| if c.appendonly { Err("AOF persistence (appendonly yes) is not available in this build of Goblin Core yet".into()) } else { Ok(()) }),

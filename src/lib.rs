@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod cmd;
 pub mod config;
 pub mod log;
+pub mod persist;
 pub mod resp;
 pub mod script;
 pub mod server;

@@ -55,6 +55,14 @@ pub fn set_level(loglevel: &str) {
     LOGGER.with(|l| l.borrow_mut().min = level_rank(loglevel));
 }
 
+/// Redis's role mark in each line: `M` for the server, `C` for a child writing a snapshot.
+static ROLE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(b'M');
+
+/// Marks this process's lines as a child's (`C`), as Redis's forked saver logs.
+pub fn set_child_role() {
+    ROLE.store(b'C', std::sync::atomic::Ordering::Relaxed);
+}
+
 pub fn log(level: Level, msg: &str) {
     LOGGER.with(|l| {
         let mut l = l.borrow_mut();
@@ -68,8 +76,9 @@ pub fn log(level: Level, msg: &str) {
             Level::Warning => '#',
         };
         let line = format!(
-            "{}:M {} {} {}\n",
+            "{}:{} {} {} {}\n",
             std::process::id(),
+            ROLE.load(std::sync::atomic::Ordering::Relaxed) as char,
             timestamp(),
             mark,
             msg

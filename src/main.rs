@@ -77,6 +77,10 @@ fn main() -> ExitCode {
         }
     };
     notice!("Running mode=standalone, port={}.", srv.tcp_port());
+    if let Err(e) = goblin_core::persist::load_at_startup(&mut srv.state) {
+        warning!("{e}");
+        return ExitCode::FAILURE;
+    }
     server::log_ready(&srv);
     match srv.run() {
         Ok(()) => ExitCode::SUCCESS,

@@ -440,7 +440,8 @@ fn object(ctx: &mut Ctx, args: Args) -> CmdResult {
             let shared = matches!(&e.val, Value::Str(Str::Int(n)) if (0..10_000).contains(n));
             ctx.out.int(if shared { i32::MAX as i64 } else { 1 });
         }
-        b"idletime" => ctx.out.int(clock::lru_now().saturating_sub(e.lru) as i64),
+        // Wrapping: RESTORE ... IDLETIME may set an access time before the server started.
+        b"idletime" => ctx.out.int(clock::lru_now().wrapping_sub(e.lru) as i64),
         _ => {
             return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.".into())
         }

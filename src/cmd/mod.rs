@@ -19,6 +19,7 @@ pub mod keys;
 pub mod list;
 pub mod multi;
 pub mod parse;
+pub mod persist;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
@@ -361,6 +362,7 @@ fn families() -> &'static [&'static [Command]] {
         list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
+        persist::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
         multi::COMMANDS,

@@ -56,7 +56,14 @@ fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.signal_flushed(db);
     }
     let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
-    ctx.srv.dirty += n as u64 + 1;
+    ctx.srv.dirty += n as u64;
+    // As Redis's `flushAllDataAndResetRDB`: a running BGSAVE is stopped and, with save points,
+    // the (now empty) snapshot is written at once so a restart does not bring the data back.
+    crate::persist::kill_child(ctx.srv);
+    if !crate::persist::save_rules(&ctx.srv.config).is_empty() {
+        let _ = crate::persist::save(ctx.srv);
+    }
+    ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())
 }
@@ -119,9 +126,14 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     if ctx.srv.scripting.running.busy && !nosave {
         return Err(crate::script::BUSY_ERROR.into());
     }
-    if save {
-        warning!("Error trying to save the DB: RDB snapshots are not available in this build of Goblin Core yet");
-        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+    // As Redis: save when asked to, or when save points are configured and NOSAVE was not given.
+    crate::persist::kill_child(ctx.srv);
+    if save || (!nosave && !crate::persist::save_rules(&ctx.srv.config).is_empty()) {
+        notice!("Saving the final RDB snapshot before exiting.");
+        if crate::persist::save(ctx.srv).is_err() {
+            warning!("Error trying to save the DB, can't exit.");
+            return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+        }
     }
     ctx.srv.shutdown = Some(Shutdown::Requested);
     Ok(())
@@ -168,6 +180,29 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
             );
             ctx.out.simple(&line);
         }
+        (b"reload", _) => {
+            // DEBUG RELOAD [NOSAVE]: save the snapshot, then load it back in place of the keyspace.
+            let mut nosave = false;
+            for a in args.tail(2).iter() {
+                if is(a, "nosave") {
+                    nosave = true;
+                } else {
+                    return Err(SYNTAX.into());
+                }
+            }
+            if !nosave && crate::persist::save(ctx.srv).is_err() {
+                return Err("ERR".into());
+            }
+            match crate::persist::load_file(ctx.srv) {
+                Ok(Some(_)) => {
+                    notice!("DB reloaded by DEBUG RELOAD");
+                    ctx.out.ok();
+                }
+                Ok(None) | Err(_) => {
+                    return Err("ERR Error trying to load the RDB dump, check server logs.".into())
+                }
+            }
+        }
         _ => {
             return Err(err(format!(
                 "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
@@ -181,6 +216,8 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
 const DEBUG_HELP: &[&str] = &[
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
+    "RELOAD [NOSAVE]",
+    "    Save the RDB on disk and reload it back to memory. NOSAVE skips the save.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
 ];
@@ -423,18 +460,29 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("async_loading:0");
             f!("current_cow_peak:0");
             f!("current_cow_size:0");
+            f!("current_cow_size_age:0");
             f!("current_fork_perc:0.00");
             f!("current_save_keys_processed:0");
             f!("current_save_keys_total:0");
+            let p = &srv.persist;
             f!("rdb_changes_since_last_save:{}", srv.dirty);
-            f!("rdb_bgsave_in_progress:0");
+            f!("rdb_bgsave_in_progress:{}", u8::from(p.child.is_some()));
+            f!("rdb_last_save_time:{}", p.lastsave);
             f!(
-                "rdb_last_save_time:{}",
-                clock::wall_us() / 1_000_000 - uptime as i64
+                "rdb_last_bgsave_status:{}",
+                if p.last_bgsave_ok { "ok" } else { "err" }
             );
-            f!("rdb_last_bgsave_status:ok");
-            f!("rdb_last_bgsave_time_sec:-1");
-            f!("rdb_current_bgsave_time_sec:-1");
+            f!("rdb_last_bgsave_time_sec:{}", p.last_bgsave_secs);
+            f!(
+                "rdb_current_bgsave_time_sec:{}",
+                p.child
+                    .as_ref()
+                    .map_or(-1, |c| c.started.elapsed().as_secs() as i64)
+            );
+            f!("rdb_saves:{}", p.saves);
+            f!("rdb_last_cow_size:0");
+            f!("rdb_last_load_keys_expired:{}", p.loaded_expired);
+            f!("rdb_last_load_keys_loaded:{}", p.loaded_keys);
             f!("aof_enabled:0");
             f!("aof_rewrite_in_progress:0");
             f!("aof_rewrite_scheduled:0");
@@ -442,7 +490,11 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("aof_current_rewrite_time_sec:-1");
             f!("aof_last_bgrewrite_status:ok");
             f!("aof_rewrites:0");
+            f!("aof_rewrites_consecutive_failures:0");
             f!("aof_last_write_status:ok");
+            f!("aof_last_cow_size:0");
+            f!("module_fork_in_progress:0");
+            f!("module_fork_last_cow_size:0");
         }
         "stats" => {
             let s = &srv.stats;

@@ -161,6 +161,15 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     if ctx.srv.scripting.running.busy && !cmd.has(ALLOW_BUSY) {
         return reject(ctx, idx, crate::script::BUSY_ERROR);
     }
+    // `stop-writes-on-bgsave-error`: after a failed background save, writes (and PING, as Redis)
+    // are refused until a save succeeds.
+    if !ctx.srv.persist.last_bgsave_ok
+        && (cmd.has(WRITE) || cmd.name == "ping")
+        && ctx.srv.config.stop_writes_on_bgsave_error
+        && !crate::persist::save_rules(&ctx.srv.config).is_empty()
+    {
+        return reject(ctx, idx, crate::persist::MISCONF_ERROR);
+    }
     Some(idx)
 }
 

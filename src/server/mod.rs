@@ -54,6 +54,8 @@ pub struct State {
     pub scripting: crate::script::Scripting,
     /// Channel, pattern and shard channel subscribers, and the clients messages went to.
     pub pubsub: pubsub::PubSub,
+    /// Snapshot state: last save, the BGSAVE child.
+    pub persist: crate::persist::Persist,
     next_client_id: u64,
 }
 
@@ -104,6 +106,7 @@ impl State {
             key_events: key_events::KeyEvents::default(),
             blocking: blocking::Blocking::default(),
             pubsub: pubsub::PubSub::default(),
+            persist: crate::persist::Persist::default(),
             next_client_id: 1,
         }
     }
@@ -340,6 +343,10 @@ impl<'a> Io<'a> {
                 next_cron = Instant::now() + Duration::from_micros(1_000_000 / hz);
             }
             if let Some(why) = self.state.shutdown {
+                if why != Shutdown::Requested && !self.final_save() {
+                    self.state.shutdown = None;
+                    continue;
+                }
                 self.prepare_shutdown(why);
                 return Ok(());
             }
@@ -658,6 +665,7 @@ impl<'a> Io<'a> {
             }
         }
         self.active_expire();
+        crate::persist::cron(self.state);
         let samples = &mut self.state.stats.ops_samples;
         samples.push((Instant::now(), self.state.stats.total_commands_processed));
         if samples.len() > 16 {
@@ -688,6 +696,22 @@ impl<'a> Io<'a> {
             s.expired_stale_perc = perc * 0.05 + s.expired_stale_perc * 0.95;
         }
         self.state.stats.expire_cycle_cpu_ms += (clock::monotonic_us() - start) / 1000;
+    }
+
+    /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as
+    /// Redis's `prepareForShutdown`). False if the save failed: the server then keeps running.
+    fn final_save(&mut self) -> bool {
+        crate::persist::kill_child(self.state);
+        if crate::persist::save_rules(&self.state.config).is_empty() {
+            return true;
+        }
+        notice!("Saving the final RDB snapshot before exiting.");
+        if crate::persist::save(self.state).is_err() {
+            warning!("Error trying to save the DB, can't exit.");
+            warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
+            return false;
+        }
+        true
     }
 
     fn prepare_shutdown(&mut self, why: Shutdown) {

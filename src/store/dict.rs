@@ -44,6 +44,15 @@ impl<V> Dict<V> {
         self.index.is_empty()
     }
 
+    /// Makes room for `n` more keys at once (the RDB loader, from RESIZEDB), so loading does not
+    /// rehash as the table grows.
+    pub fn reserve(&mut self, n: usize) {
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.index
+            .reserve(n, |&i| hasher.hash_one(slot_key(slots, i)));
+        self.slots.reserve(n);
+    }
+
     /// One past the highest slot position; scan cursors range over `0..slot_span()`.
     pub fn slot_span(&self) -> usize {
         self.slots.len()

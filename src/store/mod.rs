@@ -157,6 +157,21 @@ impl Db {
         }
     }
 
+    /// Adds a key that is not in the table, expired or not, without looking it up (the RDB loader,
+    /// which has just checked): one hash of the key instead of three.
+    pub fn insert_absent(&mut self, key: &[u8], val: Value, expire_at: i64) {
+        let entry = Entry {
+            val,
+            expire_at: NO_EXPIRE,
+            exp_pos: 0,
+            lru: clock::lru_now(),
+        };
+        let slot = self.dict.insert_new(key, entry);
+        if expire_at != NO_EXPIRE {
+            self.set_expire_slot(slot, expire_at);
+        }
+    }
+
     /// Adds a key known to be absent with a given TTL (used by RENAME, MOVE, COPY).
     pub fn insert_entry(&mut self, key: &[u8], val: Value, expire_at: i64) {
         self.set(key, val, Some(expire_at));

@@ -1,0 +1,166 @@
+//! Persistence commands: SAVE, BGSAVE, LASTSAVE (snapshots, `crate::persist`) and DUMP, RESTORE
+//! (one value in RDB serialization, `persist::rdb`).
+
+use super::parse::{int, is};
+use super::{
+    Args, CmdResult, Command, Ctx, ADMIN, DENYOOM, FAST, LOADING, NOSCRIPT, NO_MULTI, READONLY,
+    STALE, WRITE,
+};
+use crate::persist::{self, rdb};
+use crate::resp::reply::SYNTAX;
+use crate::util::clock;
+
+const GROUP: &str = "server";
+
+/// SAVE
+///
+/// # Format
+/// `SAVE` — writes the snapshot synchronously; OK, or a bare `ERR` if it failed (as Redis).
+fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.srv.persist.child.is_some() {
+        return Err("ERR Background save already in progress".into());
+    }
+    match persist::save(ctx.srv) {
+        Ok(()) => ctx.out.ok(),
+        Err(_) => return Err("ERR".into()),
+    }
+    Ok(())
+}
+
+/// BGSAVE [SCHEDULE]
+///
+/// # Format
+/// `BGSAVE [SCHEDULE]` — forks a child that writes the snapshot: `Background saving started`.
+fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let schedule = match args.len() {
+        1 => false,
+        2 if is(&args[1], "schedule") => true,
+        _ => return Err(SYNTAX.into()),
+    };
+    if ctx.srv.persist.child.is_some() {
+        if schedule {
+            ctx.srv.persist.scheduled = true;
+            ctx.out.simple("Background saving scheduled");
+            return Ok(());
+        }
+        return Err("ERR Background save already in progress".into());
+    }
+    match persist::bgsave(ctx.srv) {
+        Ok(_) => ctx.out.simple("Background saving started"),
+        Err(_) => return Err("ERR".into()),
+    }
+    Ok(())
+}
+
+/// LASTSAVE
+///
+/// # Format
+/// `LASTSAVE` — the Unix time of the last successful save.
+fn lastsave(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out.int(ctx.srv.persist.lastsave);
+    Ok(())
+}
+
+/// DUMP key
+///
+/// # Format
+/// `DUMP key` — the value's RDB serialization + RDB version + CRC64, or nil.
+fn dump(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let opts = persist::opts(&ctx.srv.config);
+    match ctx.db().lookup(&args[1]) {
+        Some(e) => {
+            let p = rdb::dump_payload(&e.val, opts);
+            ctx.out.bulk(&p);
+        }
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+/// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+///
+/// # Format
+/// `RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]` — OK; `BUSYKEY` if the key
+/// exists without REPLACE. A TTL already in the past restores nothing (and deletes with REPLACE).
+fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq): (i64, i64) = (-1, -1);
+    let mut j = 4;
+    while j < args.len() {
+        let more = args.len() - j - 1;
+        if is(&args[j], "replace") {
+            replace = true;
+        } else if is(&args[j], "absttl") {
+            absttl = true;
+        } else if is(&args[j], "idletime") && more >= 1 && freq == -1 {
+            idle = int(&args[j + 1])?;
+            if idle < 0 {
+                return Err("ERR Invalid IDLETIME value, must be >= 0".into());
+            }
+            j += 1;
+        } else if is(&args[j], "freq") && more >= 1 && idle == -1 {
+            freq = int(&args[j + 1])?;
+            if !(0..=255).contains(&freq) {
+                return Err("ERR Invalid FREQ value, must be >= 0 and <= 255".into());
+            }
+            j += 1;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        j += 1;
+    }
+    let key = &args[1];
+    if !replace && ctx.db().lookup_mut(key).is_some() {
+        return Err("BUSYKEY Target key name already exists.".into());
+    }
+    let mut ttl = int(&args[2])?;
+    if ttl < 0 {
+        return Err("ERR Invalid TTL value, must be >= 0".into());
+    }
+    let lim = persist::limits(&ctx.srv.config);
+    let val = rdb::restore_payload(&args[3], lim)?;
+    let deleted = replace && ctx.db().remove(key).is_some();
+    if ttl != 0 && !absttl {
+        ttl = ttl.saturating_add(clock::now_ms());
+    }
+    if ttl != 0 && ttl <= clock::now_ms() {
+        if deleted {
+            ctx.signal_modified(key);
+            ctx.srv.dirty += 1;
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    let at = if ttl != 0 {
+        ttl
+    } else {
+        crate::store::NO_EXPIRE
+    };
+    ctx.db().set(key, val, Some(at));
+    if idle >= 0 {
+        // Set directly: a write lookup would refresh the access time it sets.
+        let db = ctx.db();
+        if let Some(slot) = db.dict.find(key) {
+            db.dict.value_at_mut(slot).lru =
+                clock::lru_now().wrapping_sub(idle.min(u32::MAX as i64) as u32);
+        }
+    }
+    ctx.signal_modified(key);
+    ctx.srv.dirty += 1;
+    ctx.out.ok();
+    Ok(())
+}
+
+#[rustfmt::skip]
+pub const COMMANDS: &[Command] = &[
+    Command::new("save", save, 1, ADMIN | NOSCRIPT | NO_MULTI).group(GROUP)
+        .doc("Synchronously saves the database(s) to disk.", "1.0.0", "O(N) where N is the total number of keys in all databases", ""),
+    Command::new("bgsave", bgsave, -1, ADMIN | NOSCRIPT).group(GROUP)
+        .doc("Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)", "[SCHEDULE]"),
+    Command::new("lastsave", lastsave, 1, LOADING | STALE | FAST).group(GROUP)
+        .doc("Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "O(1)", ""),
+    Command::new("dump", dump, 2, READONLY).keys(1, 1, 1).group("generic")
+        .doc("Returns a serialized representation of the value stored at a key.", "2.6.0", "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).", "key"),
+    Command::new("restore", restore, -4, WRITE | DENYOOM).keys(1, 1, 1).group("generic")
+        .doc("Creates a key from the serialized representation of a value.", "2.6.0", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"),
+];
