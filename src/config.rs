@@ -291,7 +291,7 @@ fn set_save(c: &mut Config, args: &[String]) -> Result<(), String> {
     // Each `save` line adds save points; `save ""` clears them, as in Redis.
     let joined = args.join(" ");
     let parts: Vec<&str> = joined.split_whitespace().collect();
-    if parts.len() % 2 != 0 {
+    if !parts.len().is_multiple_of(2) {
         return Err("Invalid save parameters".into());
     }
     for p in &parts {
@@ -329,7 +329,7 @@ fn set_output_limit(c: &mut Config, args: &[String]) -> Result<(), String> {
         .split_whitespace()
         .map(String::from)
         .collect();
-    if parts.is_empty() || parts.len() % 4 != 0 {
+    if parts.is_empty() || !parts.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut current: Vec<(String, String)> = c
