@@ -67,6 +67,7 @@ pub struct Config {
     pub list_max_listpack_size: i64,
     pub list_compress_depth: i64,
     pub lua_memory_limit: i64,
+    pub luau_memory_limit: i64,
 }
 
 impl Default for Config {
@@ -123,6 +124,7 @@ impl Default for Config {
             list_max_listpack_size: -2,
             list_compress_depth: 0,
             lua_memory_limit: 512 * 1024 * 1024,
+            luau_memory_limit: 512 * 1024 * 1024,
         }
     }
 }
@@ -277,6 +279,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("list-max-listpack-size", int(|c| &mut c.list_max_listpack_size, i32::MIN as i64, i32::MAX as i64)).alias("list-max-ziplist-size"),
     d("list-compress-depth", int(|c| &mut c.list_compress_depth, 0, i32::MAX as i64)),
     d("lua-memory-limit", mem(|c| &mut c.lua_memory_limit, 0, i64::MAX)),
+    d("luau-memory-limit", mem(|c| &mut c.luau_memory_limit, 0, i64::MAX)),
 ];
 
 fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {

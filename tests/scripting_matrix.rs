@@ -13,11 +13,18 @@ struct Engine {
     ext: &'static str,
 }
 
-const ENGINES: &[Engine] = &[Engine {
-    name: "lua",
-    prefix: "",
-    ext: "lua",
-}];
+const ENGINES: &[Engine] = &[
+    Engine {
+        name: "lua",
+        prefix: "",
+        ext: "lua",
+    },
+    Engine {
+        name: "luau",
+        prefix: "LUAU.",
+        ext: "luau",
+    },
+];
 
 enum Expect {
     /// The exact reply bytes.
@@ -122,7 +129,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad deletes on a matching token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":1\\r\\n"),
@@ -130,7 +137,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad keeps on another token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad")],
             keys: &["lock"],
             args: &["other"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -138,7 +145,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a missing key",
             setup: &[],
-            scripts: &[("lua", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -146,7 +153,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a wrong type",
             setup: &["HSET lock f v"],
-            scripts: &[("lua", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::ErrorStarting(
@@ -162,7 +169,7 @@ fn conversions_to_replies() {
         Case {
             name: "integer",
             setup: &[],
-            scripts: &[("lua", "return 42")],
+            scripts: &[("lua", "return 42"), ("luau", "return 42")],
             keys: &[],
             args: &[],
             expect: Expect::Reply(":42\\r\\n"),
@@ -170,7 +177,7 @@ fn conversions_to_replies() {
         Case {
             name: "negative fraction truncates",
             setup: &[],
-            scripts: &[("lua", "return -3.7")],
+            scripts: &[("lua", "return -3.7"), ("luau", "return -3.7")],
             keys: &[],
             args: &[],
             expect: Expect::Reply(":-3\\r\\n"),
@@ -178,7 +185,7 @@ fn conversions_to_replies() {
         Case {
             name: "binary-safe bytes",
             setup: &[],
-            scripts: &[("lua", "return ARGV[1]")],
+            scripts: &[("lua", "return ARGV[1]"), ("luau", "return ARGV[1]")],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
             expect: Expect::Reply("$6\\r\\na\u{0}b\\r\\n\u{7f}\\r\\n"),
@@ -186,7 +193,7 @@ fn conversions_to_replies() {
         Case {
             name: "nil",
             setup: &[],
-            scripts: &[("lua", "return nil")],
+            scripts: &[("lua", "return nil"), ("luau", "return nil")],
             keys: &[],
             args: &[],
             expect: Expect::Reply("$-1\\r\\n"),
@@ -194,7 +201,10 @@ fn conversions_to_replies() {
         Case {
             name: "nested array",
             setup: &[],
-            scripts: &[("lua", "return {1, 'two', {3}}")],
+            scripts: &[
+                ("lua", "return {1, 'two', {3}}"),
+                ("luau", "return {1, 'two', {3}}"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("*3\\r\\n:1\\r\\n$3\\r\\ntwo\\r\\n*1\\r\\n:3\\r\\n"),
@@ -202,7 +212,10 @@ fn conversions_to_replies() {
         Case {
             name: "status",
             setup: &[],
-            scripts: &[("lua", "return redis.status_reply('FINE')")],
+            scripts: &[
+                ("lua", "return redis.status_reply('FINE')"),
+                ("luau", "return redis.status_reply('FINE')"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("+FINE\\r\\n"),
@@ -210,7 +223,10 @@ fn conversions_to_replies() {
         Case {
             name: "error",
             setup: &[],
-            scripts: &[("lua", "return redis.error_reply('MY failure')")],
+            scripts: &[
+                ("lua", "return redis.error_reply('MY failure')"),
+                ("luau", "return redis.error_reply('MY failure')"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("-MY failure\\r\\n"),
@@ -218,7 +234,10 @@ fn conversions_to_replies() {
         Case {
             name: "true and false",
             setup: &[],
-            scripts: &[("lua", "return {true, false}")],
+            scripts: &[
+                ("lua", "return {true, false}"),
+                ("luau", "return {true, false}"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("*2\\r\\n:1\\r\\n$-1\\r\\n"),
@@ -226,7 +245,10 @@ fn conversions_to_replies() {
         Case {
             name: "keys and args in order",
             setup: &[],
-            scripts: &[("lua", "return {KEYS[1], KEYS[2], ARGV[1]}")],
+            scripts: &[
+                ("lua", "return {KEYS[1], KEYS[2], ARGV[1]}"),
+                ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
+            ],
             keys: &["k1", "k2"],
             args: &["a1"],
             expect: Expect::Reply("*3\\r\\n$2\\r\\nk1\\r\\n$2\\r\\nk2\\r\\n$2\\r\\na1\\r\\n"),
@@ -240,10 +262,16 @@ fn server_replies_into_the_script() {
         Case {
             name: "integer and bulk replies",
             setup: &["SET n 41"],
-            scripts: &[(
-                "lua",
-                "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
-            )],
+            scripts: &[
+                (
+                    "lua",
+                    "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
+                ),
+                (
+                    "luau",
+                    "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
+                ),
+            ],
             keys: &["n"],
             args: &[],
             expect: Expect::Reply("*2\\r\\n:42\\r\\n$2\\r\\n42\\r\\n"),
@@ -251,10 +279,16 @@ fn server_replies_into_the_script() {
         Case {
             name: "missing key is false",
             setup: &[],
-            scripts: &[(
-                "lua",
-                "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
-            )],
+            scripts: &[
+                (
+                    "lua",
+                    "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
+                ),
+                (
+                    "luau",
+                    "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
+                ),
+            ],
             keys: &["missing"],
             args: &[],
             expect: Expect::Reply("$3\\r\\nnil\\r\\n"),
@@ -262,7 +296,10 @@ fn server_replies_into_the_script() {
         Case {
             name: "status reply",
             setup: &[],
-            scripts: &[("lua", "return redis.call('SET', KEYS[1], 'v')")],
+            scripts: &[
+                ("lua", "return redis.call('SET', KEYS[1], 'v')"),
+                ("luau", "return redis.call('SET', KEYS[1], 'v')"),
+            ],
             keys: &["k"],
             args: &[],
             expect: Expect::Reply("+OK\\r\\n"),
@@ -270,7 +307,10 @@ fn server_replies_into_the_script() {
         Case {
             name: "call raises the server's error",
             setup: &["SET s abc"],
-            scripts: &[("lua", "return redis.call('INCR', KEYS[1])")],
+            scripts: &[
+                ("lua", "return redis.call('INCR', KEYS[1])"),
+                ("luau", "return redis.call('INCR', KEYS[1])"),
+            ],
             keys: &["s"],
             args: &[],
             expect: Expect::ErrorStarting("ERR value is not an integer or out of range"),
@@ -278,10 +318,16 @@ fn server_replies_into_the_script() {
         Case {
             name: "pcall returns the error",
             setup: &["SET s abc"],
-            scripts: &[(
-                "lua",
-                "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
-            )],
+            scripts: &[
+                (
+                    "lua",
+                    "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
+                ),
+                (
+                    "luau",
+                    "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
+                ),
+            ],
             keys: &["s"],
             args: &[],
             expect: Expect::Reply(
@@ -291,7 +337,10 @@ fn server_replies_into_the_script() {
         Case {
             name: "unknown command",
             setup: &[],
-            scripts: &[("lua", "return redis.call('NOSUCH')")],
+            scripts: &[
+                ("lua", "return redis.call('NOSUCH')"),
+                ("luau", "return redis.call('NOSUCH')"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::ErrorStarting("ERR Unknown Redis command called from script"),
@@ -299,7 +348,10 @@ fn server_replies_into_the_script() {
         Case {
             name: "noscript command refused",
             setup: &[],
-            scripts: &[("lua", "return redis.call('SCRIPT', 'FLUSH')")],
+            scripts: &[
+                ("lua", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::ErrorStarting("ERR This Redis command is not allowed from script"),
@@ -307,7 +359,10 @@ fn server_replies_into_the_script() {
         Case {
             name: "sha1hex",
             setup: &[],
-            scripts: &[("lua", "return redis.sha1hex('abc')")],
+            scripts: &[
+                ("lua", "return redis.sha1hex('abc')"),
+                ("luau", "return redis.sha1hex('abc')"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("$40\\r\\na9993e364706816aba3e25717850c26c9cd0d89d\\r\\n"),
@@ -333,6 +388,28 @@ fn sandbox_escapes_are_refused() {
         ("lua", "rawset(_G, 'leak', 1)"),
         ("lua", "setmetatable(_G, {})"),
         ("lua", "string.rep = nil"),
+        ("luau", "return os.execute('true')"),
+        ("luau", "return io.open('/etc/passwd')"),
+        ("luau", "return require('os')"),
+        ("luau", "return require('./x')"),
+        ("luau", "return dofile('/etc/passwd')"),
+        ("luau", "return loadfile('/etc/passwd')"),
+        ("luau", "return loadstring('return 1')()"),
+        ("luau", "return load('return 1')()"),
+        ("luau", "return package.loadlib('libc.so.6', 'system')"),
+        ("luau", "return debug.info(1, 's')"),
+        ("luau", "return getfenv(1)"),
+        ("luau", "setfenv(1, {})"),
+        ("luau", "return newproxy(true)"),
+        ("luau", "print('x')"),
+        ("luau", "leak = 1"),
+        ("luau", "rawset(_G, 'leak', 1)"),
+        ("luau", "setmetatable(_G, {})"),
+        ("luau", "getmetatable(_G).__index = nil"),
+        ("luau", "string.rep = nil"),
+        ("luau", "getmetatable('').__index = {}"),
+        ("luau", "redis.call = nil"),
+        ("luau", "table.insert = nil"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -383,7 +460,7 @@ fn nosuchscript_and_read_only_runs() {
             "-NOSCRIPT No matching script. Please use EVAL.\\r\\n"
         );
         let write = match engine.name {
-            "lua" => "return redis.call('SET', KEYS[1], 'v')",
+            "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
             other => panic!("no write script for {other}"),
         };
         let ro = format!("{}EVAL_RO", engine.prefix);
@@ -409,6 +486,10 @@ fn memory_limit() {
                 "lua-memory-limit",
                 "local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end",
             ),
+            "luau" => (
+                "luau-memory-limit",
+                "local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -431,7 +512,7 @@ fn memory_limit() {
         );
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
         let ok = match engine.name {
-            "lua" => "return 'still fine'",
+            "lua" | "luau" => "return 'still fine'",
             _ => unreachable!(),
         };
         let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
@@ -467,6 +548,17 @@ fn busy_scripts_kill_and_shutdown() {
             "local n = 0 while true do n = n + 1 end",
             "while true do pcall(function() while true do end end) end",
             "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+        ],
+        "redis.call('SET', KEYS[1], 'written') while true do end",
+    ), (
+        "luau",
+        &[
+            "while true do end",
+            "local n = 0 while true do n += 1 end",
+            "while true do pcall(function() while true do end end) end",
+            "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+            "while true do xpcall(function() while true do end end, function(e) return e end) end",
+            "local function f() return f() end while true do pcall(f) end",
         ],
         "redis.call('SET', KEYS[1], 'written') while true do end",
     )];
@@ -527,7 +619,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -537,7 +629,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -545,7 +637,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -555,7 +647,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -571,7 +663,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
     let mut c = g.raw();
     for engine in ENGINES {
         let script = match engine.name {
-            "lua" => "return redis.call('BLPOP', 'nolist', 0)",
+            "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
             other => panic!("no blocking case for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);

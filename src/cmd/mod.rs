@@ -365,6 +365,7 @@ fn families() -> &'static [&'static [Command]] {
         multi::COMMANDS,
         pubsub::COMMANDS,
         scripting::LUA_COMMANDS,
+        scripting::LUAU_COMMANDS,
     ]
 }
 
