@@ -6,6 +6,8 @@ Usage (from the repository root, after ``cargo build --release``)::
     python3 benchmarks/server_benchmark.py
     python3 benchmarks/server_benchmark.py --requests 100000 --rounds 3
     python3 benchmarks/server_benchmark.py --tests set,get,lpush,lpop
+    python3 benchmarks/server_benchmark.py --suite types --requests 20000
+    python3 benchmarks/server_benchmark.py --tests zadd,zrange --zrange-members 10000
 
 The script starts Goblin Core (``--goblin-bin``, default
 ``target/release/goblin-core``) and Debian's ``redis-server`` (``--redis-bin``)
@@ -15,6 +17,21 @@ changed. It then runs ``redis-benchmark -t <test> -n <requests> -c 50 -P <p>
 --csv`` for every test of ``--tests`` (default ``set,get``), at pipelines 1, 16
 and 256, over TCP (``-h 127.0.0.1 -p port``) and over the Unix socket (``-s
 path``), and parses the CSV rows (test name, requests per second).
+
+The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
+``set``, ``get``, ``incr``, ``lpush``, ``rpush``, ``lpop``, ``rpop``, ``sadd``,
+``hset``, ``spop``, ``zadd``, ``zpopmin``, ``lrange_100`` ... ``lrange_600``,
+``mset``, ``ping_inline``, ``ping_mbulk``) and the custom workloads of
+``CUSTOM_TESTS``, which redis-benchmark runs as a command line of its own:
+
+* ``zrange`` -- the key ``bench:zrange`` is (re)filled before every run with
+  ``--zrange-members`` members (default 1000; ``member:000000`` ... with scores
+  0, 1, ...) by ZADD, checked with ZCARD and one ZRANGE, then measured with
+  ``redis-benchmark ... ZRANGE bench:zrange 0 9 WITHSCORES`` (the ten lowest
+  members and their scores, a read of a skiplist-encoded set).
+
+``--suite types`` is ``lpush,lpop,sadd,hset,zadd,zrange``, the data-type
+workloads; ``--tests`` given as well adds its tests after the suite's.
 
 For each (transport, pipeline, test) point it prints one row: Goblin Core's
 ops/s, Redis's ops/s, and the ratio Goblin/Redis. The absolute numbers depend
@@ -39,6 +56,7 @@ measured.
 import argparse
 import csv
 import io
+import math
 import subprocess
 import sys
 
@@ -47,6 +65,62 @@ from benchlib import BenchmarkError
 
 PIPELINES = (1, 16, 256)
 TRANSPORTS = ("tcp", "unix")
+
+# redis-benchmark 7.0's -t tests (``ping`` selects both pings, ``lrange`` the four LRANGEs).
+BUILTIN_TESTS = (
+    "ping", "ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop",
+    "sadd", "hset", "spop", "zadd", "zpopmin", "lrange", "lrange_100", "lrange_300",
+    "lrange_500", "lrange_600", "mset",
+)
+
+ZRANGE_KEY = "bench:zrange"
+
+
+class CustomTest:
+    """A workload redis-benchmark runs as a command line: ``prepare(conn, args)`` fills the
+    server (over a benchlib Connection) before every run, then ``command`` is measured."""
+
+    def __init__(self, name, command, prepare, label):
+        self.name = name
+        self.command = command
+        self.prepare = prepare
+        self.label = label  # the row name, for the table
+
+
+def prepare_zrange(conn, args):
+    """``bench:zrange`` with ``--zrange-members`` members, checked with ZCARD and one ZRANGE."""
+    n = args.zrange_members
+    conn.call("DEL", ZRANGE_KEY)
+    batch = 500
+    for start in range(0, n, batch):
+        flat = []
+        for i in range(start, min(n, start + batch)):
+            flat += [str(i), f"member:{i:06d}"]
+        conn.call("ZADD", ZRANGE_KEY, *flat)
+    card = conn.call("ZCARD", ZRANGE_KEY)
+    got = conn.call("ZRANGE", ZRANGE_KEY, "0", "9", "WITHSCORES")
+    want = []
+    for i in range(min(n, 10)):
+        want += [f"member:{i:06d}".encode(), str(i).encode()]
+    if card != n or got != want:
+        raise PointError(
+            f"{conn.label}: {ZRANGE_KEY} was not filled as expected "
+            f"(ZCARD {card!r}, ZRANGE 0 9 WITHSCORES {got!r})"
+        )
+
+
+CUSTOM_TESTS = {
+    "zrange": CustomTest(
+        "zrange",
+        ["ZRANGE", ZRANGE_KEY, "0", "9", "WITHSCORES"],
+        prepare_zrange,
+        "ZRANGE 0 9 WITHSCORES",
+    ),
+}
+
+SUITES = {
+    "types": ("lpush", "lpop", "sadd", "hset", "zadd", "zrange"),
+}
 
 
 class PointError(Exception):
@@ -75,12 +149,28 @@ def parse_csv(text):
     return rows
 
 
+def prepare(args, server, custom):
+    """Runs a custom test's preparation on server (over TCP)."""
+    try:
+        with benchlib.Connection.tcp("127.0.0.1", server.port) as conn:
+            custom.prepare(conn, args)
+    except (OSError, BenchmarkError, benchlib.ReplyError) as e:
+        server.check_running()
+        raise PointError(f"preparing {custom.name} on {server.name} failed: {e}") from None
+
+
 def run_benchmark(args, server, transport, pipeline, test):
+    custom = CUSTOM_TESTS.get(test)
+    if custom is not None:
+        prepare(args, server, custom)
+        what = custom.command
+    else:
+        what = ["-t", test]
     cmd = (
         [args.benchmark_bin]
         + target(server, transport)
-        + ["-t", test, "-n", str(args.requests), "-c", str(args.clients),
-           "-P", str(pipeline), "--csv"]
+        + ["-n", str(args.requests), "-c", str(args.clients), "-P", str(pipeline), "--csv"]
+        + what
     )
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -104,11 +194,16 @@ def run_benchmark(args, server, transport, pipeline, test):
             f"redis-benchmark against {server.name} ({transport}, -P {pipeline}, {test}) "
             f"failed (exit {proc.returncode}):\n{out}{err}"
         )
+    if custom is not None:  # one row, named by its command line: name it by the workload
+        rows = {custom.label: rps for rps in rows.values()}
     return rows
 
 
 def fmt_ops(v):
-    return f"{v:,.0f}" if v is not None else "-"
+    if v is None:
+        return "-"
+    # redis-benchmark reports inf when a run took under its 1 ms resolution.
+    return f"{v:,.0f}" if math.isfinite(v) else "too short"
 
 
 def main():
@@ -127,8 +222,15 @@ def main():
                         help="requests per redis-benchmark run (-n)")
     parser.add_argument("--clients", "-c", type=int, default=50,
                         help="parallel connections (-c)")
-    parser.add_argument("--tests", "-t", default="set,get",
-                        help="comma-separated redis-benchmark tests (-t), run in this order")
+    parser.add_argument("--tests", "-t", default=None,
+                        help="comma-separated tests, run in this order: redis-benchmark's -t "
+                        f"tests ({', '.join(BUILTIN_TESTS)}) and the custom workloads "
+                        f"({', '.join(CUSTOM_TESTS)}); default set,get unless --suite is given")
+    parser.add_argument("--suite", choices=sorted(SUITES),
+                        help="a named list of tests: "
+                        + "; ".join(f"{k} = {','.join(v)}" for k, v in SUITES.items()))
+    parser.add_argument("--zrange-members", type=int, default=1000,
+                        help="members of the sorted set the zrange workload reads")
     parser.add_argument("--pipelines", default=",".join(map(str, PIPELINES)),
                         help="comma-separated pipeline depths (-P)")
     parser.add_argument("--transports", default=",".join(TRANSPORTS),
@@ -139,7 +241,16 @@ def main():
                         help="seconds one redis-benchmark run may take")
     args = parser.parse_args()
 
-    tests = [t.strip().lower() for t in args.tests.split(",") if t.strip()]
+    tests = list(SUITES[args.suite]) if args.suite else []
+    if args.tests is not None or not args.suite:
+        for t in (args.tests or "set,get").split(","):
+            t = t.strip().lower()
+            if t and t not in tests:
+                tests.append(t)
+    unknown = [t for t in tests if t not in BUILTIN_TESTS and t not in CUSTOM_TESTS]
+    if unknown:
+        parser.error(f"unknown test(s) {', '.join(unknown)}: --tests takes "
+                     f"{', '.join(BUILTIN_TESTS + tuple(CUSTOM_TESTS))}")
     pipelines = [int(p) for p in args.pipelines.split(",") if p.strip()]
     transports = [t.strip().lower() for t in args.transports.split(",") if t.strip()]
     if not tests or not pipelines or not transports:
@@ -148,6 +259,8 @@ def main():
         parser.error("--transports takes tcp and/or unix")
     if args.rounds < 1 or args.requests < 1 or args.clients < 1 or min(pipelines) < 1:
         parser.error("--rounds, --requests, --clients and --pipelines must be positive")
+    if args.zrange_members < 1:
+        parser.error("--zrange-members must be positive")
 
     goblin_bin = benchlib.find_binary(args.goblin_bin)
     if goblin_bin is None:
@@ -169,6 +282,7 @@ def main():
     servers = (goblin, redis)
     status = 0
     errors = []
+    short = False
     try:
         for s in servers:
             s.start()
@@ -176,8 +290,11 @@ def main():
         print(f"Redis:       {benchlib.version(redis_bin)}")
         print(f"Client:      {benchlib.version(benchmark_bin)}, -c {args.clients}, "
               f"-n {args.requests}, rounds {args.rounds} (median)")
+        if "zrange" in tests:
+            print(f"zrange:      {ZRANGE_KEY} of {args.zrange_members} members, "
+                  f"ZRANGE {ZRANGE_KEY} 0 9 WITHSCORES")
         print()
-        header = f"{'transport':<9} {'pipeline':>8}  {'test':<20} {'Goblin ops/s':>14} " \
+        header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin ops/s':>14} " \
                  f"{'Redis ops/s':>14} {'Goblin/Redis':>12}"
         print(header)
         print("-" * len(header))
@@ -211,12 +328,18 @@ def main():
                         r = samples[redis.name].get(name)
                         g = benchlib.median(g) if g else None
                         r = benchlib.median(r) if r else None
-                        ratio = f"{g / r:.2f}" if g and r else "-"
+                        timed = g and r and math.isfinite(g) and math.isfinite(r)
+                        ratio = f"{g / r:.2f}" if timed else "-"
+                        short = short or (g is not None and not math.isfinite(g)) or (
+                            r is not None and not math.isfinite(r))
                         gs = "failed" if goblin.name in failed else fmt_ops(g)
                         rs = "failed" if redis.name in failed else fmt_ops(r)
-                        print(f"{transport:<9} {pipeline:>8}  {name:<20} {gs:>14} "
+                        print(f"{transport:<9} {pipeline:>8}  {name:<32} {gs:>14} "
                               f"{rs:>14} {ratio:>12}")
                         sys.stdout.flush()
+        if short:
+            print("note: 'too short' runs took under redis-benchmark's 1 ms resolution; "
+                  "raise --requests", file=sys.stderr)
         if errors:
             status = 1
             print(f"\n{len(errors)} run(s) failed:", file=sys.stderr)

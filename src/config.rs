@@ -68,6 +68,7 @@ pub struct Config {
     pub list_compress_depth: i64,
     pub lua_memory_limit: i64,
     pub luau_memory_limit: i64,
+    pub quickjs_memory_limit: i64,
 }
 
 impl Default for Config {
@@ -125,6 +126,7 @@ impl Default for Config {
             list_compress_depth: 0,
             lua_memory_limit: 512 * 1024 * 1024,
             luau_memory_limit: 512 * 1024 * 1024,
+            quickjs_memory_limit: 512 * 1024 * 1024,
         }
     }
 }
@@ -280,6 +282,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("list-compress-depth", int(|c| &mut c.list_compress_depth, 0, i32::MAX as i64)),
     d("lua-memory-limit", mem(|c| &mut c.lua_memory_limit, 0, i64::MAX)),
     d("luau-memory-limit", mem(|c| &mut c.luau_memory_limit, 0, i64::MAX)),
+    d("quickjs-memory-limit", mem(|c| &mut c.quickjs_memory_limit, 0, i64::MAX)),
 ];
 
 fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {

@@ -87,23 +87,26 @@ pub fn fmt_g17(d: f64) -> String {
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    let sci = format!("{:.16e}", d);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent present");
-    let exp: i32 = exp.parse().expect("numeric exponent");
-    fn strip(s: &str) -> &str {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            s
-        }
+    // An integral value below 1e17 in magnitude prints as that integer (its exponent is below 17,
+    // and trailing zeros are stripped): the common case of scores, without an exact conversion.
+    if d.fract() == 0.0 && d.abs() < 1e17 {
+        return (d as i64).to_string();
     }
-    if !(-4..17).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{}{:02}", strip(mantissa), sign, exp.abs())
-    } else {
-        let fixed = format!("{:.*}", (16 - exp) as usize, d);
-        strip(&fixed).to_string()
-    }
+    // The C library's own %.17g, as Redis's snprintf: one exact conversion (Rust's exact
+    // formatting needed two, through its slow bignum path, and three allocations).
+    let mut buf = [0u8; 48];
+    // SAFETY: the format takes exactly one double; snprintf writes at most buf.len() bytes,
+    // NUL included, and returns the length it needed (at most 24 for %.17g).
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr().cast::<libc::c_char>(),
+            buf.len(),
+            c"%.17g".as_ptr(),
+            d,
+        )
+    };
+    let n = (n.max(0) as usize).min(buf.len() - 1);
+    String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
 /// A score as a Redis 7.0 listpack stores it (its `d2string`), which is what ZSCAN returns for a
@@ -168,8 +171,12 @@ pub mod clock {
 
     thread_local! {
         static NOW_MS: Cell<i64> = const { Cell::new(0) };
+        /// The LRU clock (seconds since start), refreshed with `NOW_MS`: every key lookup stamps
+        /// it, so it must not cost a clock read of its own (Redis caches `server.lruclock` too).
+        static LRU_NOW: Cell<u32> = const { Cell::new(0) };
         static NO_TOUCH: Cell<bool> = const { Cell::new(false) };
         static START: Instant = Instant::now();
+        static START_MS: i64 = wall_us() / 1000;
     }
 
     pub fn wall_us() -> i64 {
@@ -181,16 +188,19 @@ pub mod clock {
 
     /// Refreshes the cached time; called by the dispatch gate before each command.
     pub fn update() {
-        NOW_MS.with(|c| c.set(wall_us() / 1000));
+        let now = wall_us() / 1000;
+        NOW_MS.with(|c| c.set(now));
+        let start = START_MS.with(|s| *s);
+        LRU_NOW.with(|c| c.set(((now - start).max(0) / 1000) as u32));
     }
 
     pub fn now_ms() -> i64 {
         NOW_MS.with(|c| c.get())
     }
 
-    /// Seconds since start, the LRU clock behind OBJECT IDLETIME.
+    /// Seconds since start as of the last `update`, the LRU clock behind OBJECT IDLETIME.
     pub fn lru_now() -> u32 {
-        START.with(|s| s.elapsed().as_secs() as u32)
+        LRU_NOW.with(|c| c.get())
     }
 
     pub fn monotonic_us() -> u64 {
@@ -250,6 +260,15 @@ mod tests {
         assert_eq!(fmt_g17(123456789.0), "123456789");
         assert_eq!(fmt_g17(0.00001), "1.0000000000000001e-05");
         assert_eq!(fmt_g17(-2.0), "-2");
+        assert_eq!(fmt_g17(-0.0), "-0");
+        assert_eq!(fmt_g17(99999999999999984.0), "99999999999999984");
+        assert_eq!(fmt_g17(1e17), "1e+17");
+        assert_eq!(fmt_g17(-123456789012345.0), "-123456789012345");
+        assert_eq!(fmt_g17(2.5e-300), "2.5e-300");
+        assert_eq!(fmt_g17(1.0 / 3.0), "0.33333333333333331");
+        assert_eq!(fmt_g17(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(fmt_g17(-1.0e16 - 2.0), "-10000000000000002");
+        assert_eq!(fmt_g17(0.5), "0.5");
     }
 
     #[test]

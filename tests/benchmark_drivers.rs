@@ -109,3 +109,65 @@ fn cad_benchmark_driver_fails_verification_on_a_wrong_script() {
         "nothing may be timed after a failed verification:\n{stdout}"
     );
 }
+
+/// `server_benchmark.py --suite types` measures every data-type workload (the built-in `-t` tests
+/// and the custom ZRANGE one over a preloaded sorted set) on both servers, with a ratio per point.
+#[test]
+fn server_benchmark_types_suite_runs_at_tiny_size() {
+    let out = run_driver(
+        "server_benchmark.py",
+        &[
+            "--suite",
+            "types",
+            "--requests",
+            "5000",
+            "--clients",
+            "5",
+            "--pipelines",
+            "1,16",
+            "--zrange-members",
+            "200",
+        ],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "server_benchmark.py failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    for transport in ["tcp", "unix"] {
+        for pipeline in ["1", "16"] {
+            for test in [
+                "LPUSH",
+                "LPOP",
+                "SADD",
+                "HSET",
+                "ZADD",
+                "ZRANGE 0 9 WITHSCORES",
+            ] {
+                let row = stdout.lines().find(|l| {
+                    let mut w = l.split_whitespace();
+                    w.next() == Some(transport)
+                        && w.next() == Some(pipeline)
+                        && l.contains(&format!("  {test} "))
+                });
+                let row = row.unwrap_or_else(|| {
+                    panic!("no {transport} -P {pipeline} {test} row:\n{stdout}\n{stderr}")
+                });
+                let ratio = row.split_whitespace().last().unwrap();
+                assert!(
+                    ratio.parse::<f64>().is_ok_and(|r| r > 0.0),
+                    "no ratio in {row:?}"
+                );
+            }
+        }
+    }
+    // An unknown test is refused before any server starts.
+    let out = run_driver("server_benchmark.py", &["--tests", "set,nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unknown test(s) nosuch"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -574,3 +574,24 @@ fn protocol_errors() {
         );
     }
 }
+
+/// COMMAND GETKEYS for the commands whose keys follow a `numkeys` argument.
+#[test]
+fn getkeys_of_numkeys_commands() {
+    compare(&[&[
+        "COMMAND GETKEYS ZUNIONSTORE d 2 a b WEIGHTS 1 2",
+        "COMMAND GETKEYS ZINTERSTORE d 1 a",
+        "COMMAND GETKEYS ZDIFFSTORE d 2 a b",
+        "COMMAND GETKEYS ZUNION 2 a b WITHSCORES",
+        "COMMAND GETKEYS ZINTER 1 a",
+        "COMMAND GETKEYS ZDIFF 3 a b c",
+        "COMMAND GETKEYS ZINTERCARD 2 a b LIMIT 1",
+        "COMMAND GETKEYS SINTERCARD 2 a b LIMIT 1",
+        "COMMAND GETKEYS ZMPOP 2 a b MIN",
+        "COMMAND GETKEYS LMPOP 1 l LEFT",
+        "COMMAND GETKEYS EVAL \"return 1\" 2 k1 k2 arg",
+        "COMMAND GETKEYS EVALSHA abc 1 k1",
+        "COMMAND GETKEYS ZUNION 0 a",
+        "COMMAND GETKEYS ZUNION 5 a",
+    ]]);
+}

@@ -7,56 +7,7 @@
 mod common;
 use std::time::{Duration, Instant};
 
-use common::{encode, goblin, redis, show, split, Raw};
-
-/// Runs each case's lines on both servers and compares every reply. A `HELLO` line switches the
-/// protocol; its reply (server name, version, id) is not compared.
-fn compare(cases: &[&[&str]]) {
-    let r = redis(&[]);
-    let g = goblin(&[]);
-    let mut failures = Vec::new();
-    for case in cases {
-        let mut rc = r.raw();
-        let mut gc = g.raw();
-        rc.cmd_str("FLUSHALL");
-        gc.cmd_str("FLUSHALL");
-        for line in *case {
-            let want = rc.cmd_str(line);
-            let got = gc.cmd_str(line);
-            if line.starts_with("HELLO") {
-                continue;
-            }
-            if want != got {
-                failures.push(format!(
-                    "{line}\n    redis:  {}\n    goblin: {}",
-                    show(&want),
-                    show(&got)
-                ));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
-
-/// Every case once in RESP2 and once after `HELLO 3`.
-fn compare_both(cases: &[&[&str]]) {
-    compare(cases);
-    let resp3: Vec<Vec<&str>> = cases
-        .iter()
-        .map(|c| {
-            let mut v = vec!["HELLO 3"];
-            v.extend_from_slice(c);
-            v
-        })
-        .collect();
-    let refs: Vec<&[&str]> = resp3.iter().map(|v| v.as_slice()).collect();
-    compare(&refs);
-}
+use common::{client_id, compare_both, encode, goblin, redis, scenario, show};
 
 #[test]
 fn push_pop_len() {
@@ -450,147 +401,35 @@ fn blocking_immediate() {
             "LRANGE src 0 -1",
             "BLMPOP 0 2 missing s LEFT",
         ],
+        // A script never blocks: BLMPOP (allowed in scripts) answers at once.
+        &[
+            "EVAL \"return redis.call('blmpop', 0, 1, KEYS[1], 'LEFT')\" 1 l",
+            "EVAL \"return redis.pcall('blmpop', 0, 1, KEYS[1], 'LEFT', 'COUNT', 2)\" 1 l",
+            "RPUSH l a b c",
+            "EVAL \"return redis.call('blmpop', 0, 1, KEYS[1], 'RIGHT', 'COUNT', 2)\" 1 l",
+            "EVAL \"return redis.call('blmpop', 0.5, 1, KEYS[1], 'RIGHT', 'COUNT', 2)\" 1 l",
+            "EXISTS l",
+            "EVAL \"return redis.call('blmpop', 0, 1, KEYS[1], 'RIGHT')\" 1 l",
+            "PING",
+        ],
     ]);
-}
-
-/// One step of a multi-client scenario.
-enum Step {
-    /// Send a command on connection n and read its reply.
-    Cmd(usize, &'static str),
-    /// Send a command on connection n without reading.
-    Send(usize, &'static str),
-    /// Send raw bytes (several commands: a pipeline) on connection n.
-    Pipeline(usize, &'static [&'static str]),
-    /// Read one reply on connection n (waiting for it).
-    Read(usize),
-    /// Assert connection n got no reply for a while (records what came otherwise).
-    Quiet(usize),
-    /// Close connection n.
-    Drop(usize),
-    /// One `field:value` line of INFO, read on connection n.
-    Info(usize, &'static str),
-    /// Let the server run the previous steps (a blocking command registers) before the next.
-    Pause,
-}
-use Step::*;
-
-/// Replaces `{idN}` by connection N's client id.
-fn with_ids(line: &str, ids: &[i64]) -> String {
-    let mut s = line.to_string();
-    for (i, id) in ids.iter().enumerate() {
-        s = s.replace(&format!("{{id{i}}}"), &id.to_string());
-    }
-    s
-}
-
-fn client_id(c: &mut Raw) -> i64 {
-    let r = c.cmd_str("CLIENT ID");
-    String::from_utf8_lossy(&r[1..r.len() - 2]).parse().unwrap()
-}
-
-/// Runs a scenario with `conns` connections on one server; returns the transcript of replies.
-fn run_scenario(port: u16, conns: usize, steps: &[Step]) -> Vec<String> {
-    let mut cs: Vec<Option<Raw>> = (0..conns).map(|_| Some(Raw::connect(port))).collect();
-    cs[0].as_mut().unwrap().cmd_str("FLUSHALL");
-    let ids: Vec<i64> = cs
-        .iter_mut()
-        .map(|c| client_id(c.as_mut().unwrap()))
-        .collect();
-    let mut log = Vec::new();
-    for (n, step) in steps.iter().enumerate() {
-        match step {
-            Cmd(c, line) => {
-                let r = cs[*c].as_mut().unwrap().cmd_str(&with_ids(line, &ids));
-                if line.starts_with("HELLO") {
-                    continue; // its reply carries the server's version and the client id
-                }
-                log.push(format!("{n}: [{c}] {line} -> {}", show(&r)));
-            }
-            Send(c, line) => {
-                let args = split(&with_ids(line, &ids));
-                let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-                cs[*c].as_mut().unwrap().send(&encode(&refs));
-            }
-            Pipeline(c, lines) => {
-                let mut bytes = Vec::new();
-                for line in *lines {
-                    let args = split(line);
-                    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-                    bytes.extend(encode(&refs));
-                }
-                cs[*c].as_mut().unwrap().send(&bytes);
-            }
-            Read(c) => {
-                let r = cs[*c].as_mut().unwrap().reply();
-                log.push(format!("{n}: [{c}] read -> {}", show(&r)));
-            }
-            Quiet(c) => {
-                let conn = cs[*c].as_mut().unwrap();
-                conn.s
-                    .set_read_timeout(Some(Duration::from_millis(150)))
-                    .unwrap();
-                let mut tmp = [0u8; 256];
-                let got = match conn.s.peek(&mut tmp) {
-                    Ok(k) => show(&tmp[..k]),
-                    Err(_) => String::new(),
-                };
-                conn.s
-                    .set_read_timeout(Some(Duration::from_secs(10)))
-                    .unwrap();
-                log.push(format!("{n}: [{c}] quiet -> {got:?}"));
-            }
-            Drop(c) => cs[*c] = None,
-            Info(c, field) => {
-                let r = cs[*c].as_mut().unwrap().cmd_str("INFO everything");
-                let text = String::from_utf8_lossy(&r).into_owned();
-                let line = text
-                    .lines()
-                    .find(|l| l.starts_with(&format!("{field}:")))
-                    .unwrap_or("(absent)");
-                // Command stats: the call counts only (timings differ).
-                let line = line.split(",usec=").next().unwrap_or(line).to_string();
-                log.push(format!("{n}: [{c}] info -> {line}"));
-            }
-            Pause => std::thread::sleep(Duration::from_millis(60)),
-        }
-    }
-    log
-}
-
-/// Runs the scenario on redis-server and on Goblin Core; the transcripts must be identical.
-fn scenario(conns: usize, steps: &[Step]) -> Vec<String> {
-    let r = redis(&[]);
-    let g = goblin(&[]);
-    let want = run_scenario(r.port, conns, steps);
-    let got = run_scenario(g.port, conns, steps);
-    assert_eq!(
-        want.join("\n"),
-        got.join("\n"),
-        "\nredis:\n{}\ngoblin:\n{}",
-        want.join("\n"),
-        got.join("\n")
-    );
-    got
 }
 
 #[test]
 fn blpop_woken_by_push() {
-    let log = scenario(
-        2,
-        &[
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Quiet(1),
-            Cmd(0, "LPUSH k a"),
-            Read(1),
-            Cmd(0, "EXISTS k"),
-            Send(1, "BRPOP k2 k3 0"),
-            Pause,
-            Cmd(0, "RPUSH k3 x y"),
-            Read(1),
-            Cmd(0, "LRANGE k3 0 -1"),
-        ],
-    );
+    let log = scenario(&[
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "b:quiet",
+        "LPUSH k a",
+        "b:<",
+        "EXISTS k",
+        "b:!BRPOP k2 k3 0",
+        "sleep 60",
+        "RPUSH k3 x y",
+        "b:<",
+        "LRANGE k3 0 -1",
+    ]);
     let first_read = log.iter().find(|l| l.contains("read ->")).unwrap();
     assert!(
         first_read.ends_with("*2\\r\\n$1\\r\\nk\\r\\n$1\\r\\na\\r\\n"),
@@ -600,161 +439,146 @@ fn blpop_woken_by_push() {
 
 #[test]
 fn fifo_fairness_and_one_push_serving_many() {
-    scenario(
-        4,
-        &[
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Send(2, "BLPOP k 0"),
-            Pause,
-            Send(3, "BRPOP k 0"),
-            Pause,
-            Cmd(0, "RPUSH k a"),
-            Read(1),
-            Quiet(2),
-            Quiet(3),
-            Cmd(0, "RPUSH k b c d"),
-            Read(2),
-            Read(3),
-            Cmd(0, "LRANGE k 0 -1"),
-            // New waiters queue behind each other again.
-            Send(1, "BLMPOP 0 1 k2 LEFT COUNT 2"),
-            Pause,
-            Send(2, "BLPOP k2 0"),
-            Pause,
-            Cmd(0, "RPUSH k2 1 2 3"),
-            Read(1),
-            Read(2),
-            Cmd(0, "EXISTS k2"),
-            Info(0, "cmdstat_blpop"),
-            Info(0, "cmdstat_blmpop"),
-        ],
-    );
+    scenario(&[
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "c:!BLPOP k 0",
+        "sleep 60",
+        "d:!BRPOP k 0",
+        "sleep 60",
+        "RPUSH k a",
+        "b:<",
+        "c:quiet",
+        "d:quiet",
+        "RPUSH k b c d",
+        "c:<",
+        "d:<",
+        "LRANGE k 0 -1",
+        // New waiters queue behind each other again.
+        "b:!BLMPOP 0 1 k2 LEFT COUNT 2",
+        "sleep 60",
+        "c:!BLPOP k2 0",
+        "sleep 60",
+        "RPUSH k2 1 2 3",
+        "b:<",
+        "c:<",
+        "EXISTS k2",
+        "info:cmdstat_blpop",
+        "info:cmdstat_blmpop",
+    ]);
 }
 
 #[test]
 fn multiple_keys() {
-    scenario(
-        2,
-        &[
-            // Served at once from the first non-empty key, in argument order.
-            Cmd(0, "RPUSH k3 c"),
-            Cmd(0, "RPUSH k2 b"),
-            Cmd(1, "BLPOP k1 k2 k3 0"),
-            // Blocked on several keys: served from whichever is pushed.
-            Send(1, "BLPOP k1 k2 k3 0"),
-            Pause,
-            Cmd(0, "RPUSH k3 z"),
-            Read(1),
-            Cmd(0, "LLEN k3"),
-            // A waited key changed to another type: served from the key that became ready.
-            Send(1, "BLPOP k1 k2 0"),
-            Pause,
-            Cmd(0, "SET k1 str"),
-            Quiet(1),
-            Cmd(0, "RPUSH k2 v"),
-            Read(1),
-            // The same key twice waits once.
-            Send(1, "BLPOP k4 k4 0"),
-            Pause,
-            Cmd(0, "RPUSH k4 a b"),
-            Read(1),
-            Cmd(0, "LRANGE k4 0 -1"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        // Served at once from the first non-empty key, in argument order.
+        "RPUSH k3 c",
+        "RPUSH k2 b",
+        "b:BLPOP k1 k2 k3 0",
+        // Blocked on several keys: served from whichever is pushed.
+        "b:!BLPOP k1 k2 k3 0",
+        "sleep 60",
+        "RPUSH k3 z",
+        "b:<",
+        "LLEN k3",
+        // A waited key changed to another type: served from the key that became ready.
+        "b:!BLPOP k1 k2 0",
+        "sleep 60",
+        "SET k1 str",
+        "b:quiet",
+        "RPUSH k2 v",
+        "b:<",
+        // The same key twice waits once.
+        "b:!BLPOP k4 k4 0",
+        "sleep 60",
+        "RPUSH k4 a b",
+        "b:<",
+        "LRANGE k4 0 -1",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn key_deleted_or_type_changed_while_blocked() {
-    scenario(
-        2,
-        &[
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Cmd(0, "SET k str"),
-            Quiet(1),
-            Cmd(0, "APPEND k more"),
-            Quiet(1),
-            Cmd(0, "DEL k"),
-            Quiet(1),
-            Cmd(0, "INCR k"),
-            Quiet(1),
-            Cmd(0, "DEL k"),
-            Cmd(0, "RPUSH k a"),
-            Read(1),
-            // RENAME onto the waited key serves it.
-            Send(1, "BRPOP dst 0"),
-            Pause,
-            Cmd(0, "RPUSH src x y"),
-            Quiet(1),
-            Cmd(0, "RENAME src dst"),
-            Read(1),
-            Cmd(0, "LRANGE dst 0 -1"),
-            // A destination of the wrong type: the blocked BLMOVE gets WRONGTYPE and pops nothing.
-            Send(1, "BLMOVE from to LEFT RIGHT 0"),
-            Pause,
-            Cmd(0, "SET to str"),
-            Quiet(1),
-            Cmd(0, "RPUSH from a"),
-            Read(1),
-            Cmd(0, "LRANGE from 0 -1"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "SET k str",
+        "b:quiet",
+        "APPEND k more",
+        "b:quiet",
+        "DEL k",
+        "b:quiet",
+        "INCR k",
+        "b:quiet",
+        "DEL k",
+        "RPUSH k a",
+        "b:<",
+        // RENAME onto the waited key serves it.
+        "b:!BRPOP dst 0",
+        "sleep 60",
+        "RPUSH src x y",
+        "b:quiet",
+        "RENAME src dst",
+        "b:<",
+        "LRANGE dst 0 -1",
+        // A destination of the wrong type: the blocked BLMOVE gets WRONGTYPE and pops nothing.
+        "b:!BLMOVE from to LEFT RIGHT 0",
+        "sleep 60",
+        "SET to str",
+        "b:quiet",
+        "RPUSH from a",
+        "b:<",
+        "LRANGE from 0 -1",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn blmove_chains() {
-    scenario(
-        4,
-        &[
-            Send(1, "BLMOVE a b LEFT RIGHT 0"),
-            Pause,
-            Send(2, "BRPOPLPUSH b c 0"),
-            Pause,
-            Send(3, "BLPOP c 0"),
-            Pause,
-            Cmd(0, "RPUSH a x"),
-            Read(1),
-            Read(2),
-            Read(3),
-            Cmd(0, "EXISTS a b c"),
-            // A rotation onto itself.
-            Send(1, "BLMOVE r r RIGHT LEFT 0"),
-            Pause,
-            Cmd(0, "RPUSH r 1 2 3"),
-            Read(1),
-            Cmd(0, "LRANGE r 0 -1"),
-            // Two waiters, the first moves the element where the second waits.
-            Send(1, "BLMPOP 0 2 p q RIGHT"),
-            Pause,
-            Send(2, "BLMOVE p q LEFT LEFT 0"),
-            Pause,
-            Cmd(0, "LPUSH p e1 e2"),
-            Read(1),
-            Read(2),
-            Cmd(0, "LRANGE q 0 -1"),
-        ],
-    );
+    scenario(&[
+        "b:!BLMOVE a b LEFT RIGHT 0",
+        "sleep 60",
+        "c:!BRPOPLPUSH b c 0",
+        "sleep 60",
+        "d:!BLPOP c 0",
+        "sleep 60",
+        "RPUSH a x",
+        "b:<",
+        "c:<",
+        "d:<",
+        "EXISTS a b c",
+        // A rotation onto itself.
+        "b:!BLMOVE r r RIGHT LEFT 0",
+        "sleep 60",
+        "RPUSH r 1 2 3",
+        "b:<",
+        "LRANGE r 0 -1",
+        // Two waiters, the first moves the element where the second waits.
+        "b:!BLMPOP 0 2 p q RIGHT",
+        "sleep 60",
+        "c:!BLMOVE p q LEFT LEFT 0",
+        "sleep 60",
+        "LPUSH p e1 e2",
+        "b:<",
+        "c:<",
+        "LRANGE q 0 -1",
+    ]);
 }
 
 #[test]
 fn timeouts() {
-    let log = scenario(
-        2,
-        &[
-            Cmd(1, "BLPOP k 0.05"),
-            Cmd(1, "BRPOP k k2 0.01"),
-            Cmd(1, "BLMOVE k d LEFT LEFT 0.02"),
-            Cmd(1, "BRPOPLPUSH k d 0.02"),
-            Cmd(1, "BLMPOP 0.02 2 k k2 LEFT COUNT 3"),
-            Cmd(1, "HELLO 3"),
-            Cmd(1, "BLPOP k 0.02"),
-            Cmd(1, "BLMOVE k d LEFT LEFT 0.02"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    let log = scenario(&[
+        "b:BLPOP k 0.05",
+        "b:BRPOP k k2 0.01",
+        "b:BLMOVE k d LEFT LEFT 0.02",
+        "b:BRPOPLPUSH k d 0.02",
+        "b:BLMPOP 0.02 2 k k2 LEFT COUNT 3",
+        "b:#HELLO 3",
+        "b:BLPOP k 0.02",
+        "b:BLMOVE k d LEFT LEFT 0.02",
+        "info:blocked_clients",
+    ]);
     assert!(log[0].ends_with("*-1\\r\\n"), "{log:?}");
     // The deadline is honoured within a small margin (fractional seconds).
     let g = goblin(&[]);
@@ -770,177 +594,156 @@ fn timeouts() {
 
 #[test]
 fn client_unblock() {
-    scenario(
-        2,
-        &[
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Cmd(0, "CLIENT UNBLOCK {id1}"),
-            Read(1),
-            Send(1, "BLMOVE k d LEFT LEFT 0"),
-            Pause,
-            Cmd(0, "CLIENT UNBLOCK {id1} TIMEOUT"),
-            Read(1),
-            Send(1, "BLPOP k 100"),
-            Pause,
-            Cmd(0, "CLIENT UNBLOCK {id1} ERROR"),
-            Read(1),
-            Cmd(0, "CLIENT UNBLOCK {id1}"),
-            Cmd(0, "CLIENT UNBLOCK {id0}"),
-            Cmd(0, "CLIENT UNBLOCK 999999"),
-            Cmd(0, "CLIENT UNBLOCK x"),
-            Cmd(0, "CLIENT UNBLOCK {id1} foo"),
-            Cmd(0, "CLIENT UNBLOCK x foo"),
-            Cmd(0, "CLIENT UNBLOCK {id1} timeout extra"),
-            Cmd(0, "CLIENT UNBLOCK"),
-            // The unblocked client is not left waiting on the key.
-            Cmd(0, "RPUSH k a"),
-            Cmd(0, "LRANGE k 0 -1"),
-            Info(0, "blocked_clients"),
-            Info(0, "errorstat_UNBLOCKED"),
-            Info(0, "cmdstat_blpop"),
-            Info(0, "cmdstat_blmove"),
-        ],
-    );
+    scenario(&[
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "CLIENT UNBLOCK {id:b}",
+        "b:<",
+        "b:!BLMOVE k d LEFT LEFT 0",
+        "sleep 60",
+        "CLIENT UNBLOCK {id:b} TIMEOUT",
+        "b:<",
+        "b:!BLPOP k 100",
+        "sleep 60",
+        "CLIENT UNBLOCK {id:b} ERROR",
+        "b:<",
+        "CLIENT UNBLOCK {id:b}",
+        "CLIENT UNBLOCK {id:a}",
+        "CLIENT UNBLOCK 999999",
+        "CLIENT UNBLOCK x",
+        "CLIENT UNBLOCK {id:b} foo",
+        "CLIENT UNBLOCK x foo",
+        "CLIENT UNBLOCK {id:b} timeout extra",
+        "CLIENT UNBLOCK",
+        // The unblocked client is not left waiting on the key.
+        "RPUSH k a",
+        "LRANGE k 0 -1",
+        "info:blocked_clients",
+        "info:errorstat_UNBLOCKED",
+        "info:cmdstat_blpop",
+        "info:cmdstat_blmove",
+    ]);
 }
 
 #[test]
 fn blocked_client_disconnects() {
-    scenario(
-        3,
-        &[
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Send(2, "BLPOP k 0"),
-            Pause,
-            Drop(1),
-            Pause,
-            Info(0, "blocked_clients"),
-            Cmd(0, "RPUSH k a b"),
-            Read(2),
-            Cmd(0, "LRANGE k 0 -1"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "c:!BLPOP k 0",
+        "sleep 60",
+        "b:close",
+        "sleep 60",
+        "info:blocked_clients",
+        "RPUSH k a b",
+        "c:<",
+        "LRANGE k 0 -1",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn pipeline_waits_behind_blocked_command() {
-    scenario(
-        2,
-        &[
-            Pipeline(
-                1,
-                &["BLPOP k 0", "PING", "LLEN k", "BLPOP k 0", "ECHO done"],
-            ),
-            Pause,
-            Quiet(1),
-            Cmd(0, "RPUSH k a b"),
-            Read(1),
-            Read(1),
-            Read(1),
-            Read(1),
-            Read(1),
-            Cmd(0, "EXISTS k"),
-            Pipeline(1, &["BLPOP k 0", "ECHO after"]),
-            Pause,
-            Quiet(1),
-            Cmd(0, "CLIENT UNBLOCK {id1}"),
-            Read(1),
-            Read(1),
-        ],
-    );
+    scenario(&[
+        "b:!BLPOP k 0 ;; PING ;; LLEN k ;; BLPOP k 0 ;; ECHO done",
+        "sleep 60",
+        "b:quiet",
+        "RPUSH k a b",
+        "b:<",
+        "b:<",
+        "b:<",
+        "b:<",
+        "b:<",
+        "EXISTS k",
+        "b:!BLPOP k 0 ;; ECHO after",
+        "sleep 60",
+        "b:quiet",
+        "CLIENT UNBLOCK {id:b}",
+        "b:<",
+        "b:<",
+    ]);
 }
 
 #[test]
 fn other_databases_and_whole_database_changes() {
-    scenario(
-        2,
-        &[
-            // A push in another database does not wake a client blocked in db 0.
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Cmd(0, "SELECT 1"),
-            Cmd(0, "RPUSH k a b"),
-            Quiet(1),
-            // MOVE brings the list into db 0: served.
-            Cmd(0, "MOVE k 0"),
-            Read(1),
-            Cmd(0, "SELECT 0"),
-            Cmd(0, "LRANGE k 0 -1"),
-            // FLUSHALL while blocked: still blocked; SWAPDB bringing a list in serves it.
-            Cmd(0, "DEL k"),
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Cmd(0, "FLUSHALL"),
-            Quiet(1),
-            Cmd(0, "SELECT 2"),
-            Cmd(0, "RPUSH k x"),
-            Cmd(0, "SWAPDB 0 2"),
-            Read(1),
-            Cmd(0, "DBSIZE"),
-            Cmd(0, "SELECT 0"),
-            Cmd(0, "DBSIZE"),
-            // COPY into the waited key.
-            Send(1, "BRPOP c 0"),
-            Pause,
-            Cmd(0, "RPUSH orig 1 2"),
-            Cmd(0, "COPY orig c"),
-            Read(1),
-            Cmd(0, "LRANGE c 0 -1"),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        // A push in another database does not wake a client blocked in db 0.
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "SELECT 1",
+        "RPUSH k a b",
+        "b:quiet",
+        // MOVE brings the list into db 0: served.
+        "MOVE k 0",
+        "b:<",
+        "SELECT 0",
+        "LRANGE k 0 -1",
+        // FLUSHALL while blocked: still blocked; SWAPDB bringing a list in serves it.
+        "DEL k",
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "FLUSHALL",
+        "b:quiet",
+        "SELECT 2",
+        "RPUSH k x",
+        "SWAPDB 0 2",
+        "b:<",
+        "DBSIZE",
+        "SELECT 0",
+        "DBSIZE",
+        // COPY into the waited key.
+        "b:!BRPOP c 0",
+        "sleep 60",
+        "RPUSH orig 1 2",
+        "COPY orig c",
+        "b:<",
+        "LRANGE c 0 -1",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn pusher_pipeline_and_kill() {
-    scenario(
-        3,
-        &[
-            // The waiter is served right after the push, before the pusher's next command.
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Pipeline(0, &["RPUSH k a", "LPOP k", "RPUSH k b c", "LPOP k"]),
-            Read(0),
-            Read(0),
-            Read(0),
-            Read(0),
-            Read(1),
-            Cmd(0, "LRANGE k 0 -1"),
-            Cmd(0, "DEL k"),
-            // CLIENT KILL of a blocked client removes it from the wait list.
-            Send(1, "BLPOP k 0"),
-            Pause,
-            Send(2, "BLPOP k 0"),
-            Pause,
-            Cmd(0, "CLIENT KILL ID {id1}"),
-            Pause,
-            Info(0, "blocked_clients"),
-            Cmd(0, "RPUSH k z"),
-            Read(2),
-            Info(0, "blocked_clients"),
-        ],
-    );
+    scenario(&[
+        // The waiter is served right after the push, before the pusher's next command.
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "!RPUSH k a ;; LPOP k ;; RPUSH k b c ;; LPOP k",
+        "<",
+        "<",
+        "<",
+        "<",
+        "b:<",
+        "LRANGE k 0 -1",
+        "DEL k",
+        // CLIENT KILL of a blocked client removes it from the wait list.
+        "b:!BLPOP k 0",
+        "sleep 60",
+        "c:!BLPOP k 0",
+        "sleep 60",
+        "CLIENT KILL ID {id:b}",
+        "sleep 60",
+        "info:blocked_clients",
+        "RPUSH k z",
+        "c:<",
+        "info:blocked_clients",
+    ]);
 }
 
 #[test]
 fn timeouts_in_deadline_order() {
-    scenario(
-        3,
-        &[
-            Send(1, "BLPOP k 0.4"),
-            Send(2, "BLMOVE k d LEFT LEFT 0.1"),
-            Pause,
-            Info(0, "clients_in_timeout_table"),
-            Read(2),
-            Quiet(1),
-            Read(1),
-            Info(0, "clients_in_timeout_table"),
-            Info(0, "cmdstat_blpop"),
-            Info(0, "cmdstat_blmove"),
-        ],
-    );
+    scenario(&[
+        "b:!BLPOP k 0.4",
+        "c:!BLMOVE k d LEFT LEFT 0.1",
+        "sleep 60",
+        "info:clients_in_timeout_table",
+        "c:<",
+        "b:quiet",
+        "b:<",
+        "info:clients_in_timeout_table",
+        "info:cmdstat_blpop",
+        "info:cmdstat_blmove",
+    ]);
 }
 
 /// A blocked client is not closed by the idle `timeout`: it waits for its own deadline.

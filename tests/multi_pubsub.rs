@@ -6,260 +6,129 @@ mod common;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use common::{encode, goblin, redis, reply_len, show, split, Raw, Server};
+use common::{encode, goblin, redis, scenarios, show, Raw, Server};
 
 const DEBUG: &[&str] = &["--enable-debug-command", "yes"];
 
-/// Splits a top-level array reply into its elements' bytes (the header apart).
-fn elements(reply: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
-    let head_end = reply.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
-    let mut items = Vec::new();
-    let mut pos = head_end;
-    while pos < reply.len() {
-        let n = reply_len(reply, pos).unwrap();
-        items.push(reply[pos..pos + n].to_vec());
-        pos += n;
-    }
-    (reply[..head_end].to_vec(), items)
-}
-
-/// An array reply with its elements sorted (for replies in hash-table order, like PUBSUB CHANNELS).
-fn sorted(reply: Vec<u8>) -> Vec<u8> {
-    if !matches!(reply.first(), Some(b'*') | Some(b'~')) {
-        return reply;
-    }
-    let (mut head, mut items) = elements(&reply);
-    items.sort();
-    for i in items {
-        head.extend_from_slice(&i);
-    }
-    head
-}
-
-fn args_of(line: &str) -> Vec<u8> {
-    let a = split(line);
-    encode(&a.iter().map(|x| x.as_slice()).collect::<Vec<_>>())
-}
-
-/// HELLO's client id differs between the servers (each counts its own connections): blank it.
-fn mask_id(reply: Vec<u8>) -> Vec<u8> {
-    let tag = b"$2\r\nid\r\n:";
-    let Some(at) = reply.windows(tag.len()).position(|w| w == tag) else {
-        return reply;
-    };
-    let start = at + tag.len();
-    let end = start + reply[start..].iter().position(|&c| c == b'\r').unwrap();
-    let mut out = reply[..start].to_vec();
-    out.push(b'0');
-    out.extend_from_slice(&reply[end..]);
-    out
-}
-
-/// Waits until no client of a previous case is still subscribed (their close is asynchronous).
-fn settle(s: &Server) {
-    let mut c = s.raw();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let idle = c.cmd_str("PUBSUB NUMPAT") == b":0\r\n"
-            && c.cmd_str("PUBSUB CHANNELS") == b"*0\r\n"
-            && c.cmd_str("PUBSUB SHARDCHANNELS") == b"*0\r\n";
-        if idle || Instant::now() > deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    c.cmd_str("FLUSHALL");
-}
-
-/// Runs each case on redis-server and on Goblin Core and compares every reply. Line syntax:
-/// `a:`, `b:`, `c:` pick the connection (default `a`); `sleep MS`; `!cmd` sends without reading;
-/// `<` reads one more reply or message without sending; `sort:cmd` compares an array reply with its
-/// elements sorted; `cmd1 ;; cmd2` sends the commands in one write and compares every reply.
-fn compare(cases: &[&[&str]]) {
-    let r = redis(DEBUG);
-    let g = goblin(DEBUG);
-    let mut failures = Vec::new();
-    for (n, case) in cases.iter().enumerate() {
-        settle(&r);
-        settle(&g);
-        let mut conns: Vec<(Raw, Raw)> = Vec::new();
-        for line in *case {
-            let (who, line) = match line.split_once(':') {
-                Some((w, rest)) if w.len() == 1 && w.as_bytes()[0].is_ascii_lowercase() => {
-                    ((w.as_bytes()[0] - b'a') as usize, rest)
-                }
-                _ => (0, *line),
-            };
-            if let Some(ms) = line.strip_prefix("sleep ") {
-                std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
-                continue;
-            }
-            while conns.len() <= who {
-                conns.push((r.raw(), g.raw()));
-            }
-            let (rc, gc) = &mut conns[who];
-            let mut sort = false;
-            let mut expect = 1;
-            if let Some(silent) = line.strip_prefix('!') {
-                rc.send(&args_of(silent));
-                gc.send(&args_of(silent));
-                continue;
-            }
-            let line = if let Some(rest) = line.strip_prefix("sort:") {
-                sort = true;
-                rest
-            } else {
-                line
-            };
-            if line != "<" {
-                let mut bytes = Vec::new();
-                for part in line.split(" ;; ") {
-                    bytes.extend(args_of(part));
-                }
-                expect = line.split(" ;; ").count();
-                rc.send(&bytes);
-                gc.send(&bytes);
-            }
-            for _ in 0..expect {
-                let (mut want, mut got) = (mask_id(rc.reply()), mask_id(gc.reply()));
-                if sort {
-                    want = sorted(want);
-                    got = sorted(got);
-                }
-                if want != got {
-                    failures.push(format!(
-                        "case {n}: {line}\n    redis:  {}\n    goblin: {}",
-                        show(&want),
-                        show(&got)
-                    ));
-                }
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
-
 #[test]
 fn transactions() {
-    compare(&[
-        &["MULTI", "SET a 1", "INCR a", "GET a", "EXEC", "GET a"],
-        &["EXEC", "DISCARD", "MULTI", "MULTI", "SET a 1", "EXEC"],
-        &["MULTI", "EXEC", "MULTI", "DISCARD", "GET a", "DISCARD"],
-        &["MULTI", "SET a 1", "DISCARD", "GET a", "EXEC"],
-        // Errors at queue time abort the transaction.
+    scenarios(
+        DEBUG,
         &[
-            "MULTI",
-            "SET a 1",
-            "NOSUCHCMD x",
-            "SET b 2",
-            "EXEC",
-            "MGET a b",
-            "EXEC",
+            &["MULTI", "SET a 1", "INCR a", "GET a", "EXEC", "GET a"],
+            &["EXEC", "DISCARD", "MULTI", "MULTI", "SET a 1", "EXEC"],
+            &["MULTI", "EXEC", "MULTI", "DISCARD", "GET a", "DISCARD"],
+            &["MULTI", "SET a 1", "DISCARD", "GET a", "EXEC"],
+            // Errors at queue time abort the transaction.
+            &[
+                "MULTI",
+                "SET a 1",
+                "NOSUCHCMD x",
+                "SET b 2",
+                "EXEC",
+                "MGET a b",
+                "EXEC",
+            ],
+            &["MULTI", "SET a", "EXEC"],
+            &["MULTI", "GET", "SET b 1", "EXEC", "GET b"],
+            &["MULTI", "CONFIG NOSUCH", "EXEC"],
+            &["MULTI", "CONFIG", "EXEC"],
+            &["MULTI", "SHUTDOWN", "EXEC"],
+            &["MULTI", "WATCH x", "SET x 1", "EXEC", "GET x"],
+            &["MULTI", "MULTI", "SET x 1", "EXEC"],
+            // Runtime errors don't stop the rest.
+            &[
+                "SET s notanumber",
+                "MULTI",
+                "INCR s",
+                "SET t 1",
+                "INCRBYFLOAT s 1",
+                "INCR t",
+                "EXEC",
+            ],
+            &[
+                "MULTI",
+                "INCRBY k abc",
+                "GET k",
+                "SET k 5",
+                "INCR k",
+                "EXEC",
+            ],
+            // Queued commands that change the connection.
+            &[
+                "MULTI", "SELECT 2", "SET k v", "EXEC", "GET k", "SELECT 0", "GET k",
+            ],
+            &["MULTI", "SELECT 99", "PING", "EXEC"],
+            &["MULTI", "PING", "ECHO hi", "UNWATCH", "EXEC"],
+            &["MULTI", "QUIT"],
+            &["MULTI", "SET a 1", "RESET", "EXEC", "GET a"],
+            &["multi", "set a 1", "exec", "Multi", "Exec"],
+            &[
+                "MULTI",
+                "EXEC x",
+                "EXEC",
+                "MULTI",
+                "DISCARD x",
+                "DISCARD",
+                "EXEC x",
+                "DISCARD x",
+            ],
+            &[
+                "SUBSCRIBE q",
+                "EXEC",
+                "DISCARD",
+                "MULTI",
+                "UNSUBSCRIBE",
+                "EXEC",
+            ],
+            &[
+                "b:CONFIG SET requirepass pw",
+                "c:EXEC",
+                "c:MULTI",
+                "c:AUTH pw",
+                "c:MULTI",
+                "c:SET k v",
+                "c:EXEC",
+                "CONFIG SET requirepass \"\"",
+            ],
+            &["MULTI x", "WATCH", "UNWATCH x"],
+            // Replies of every shape inside EXEC.
+            &[
+                "MULTI",
+                "SET k 1",
+                "GET nokey",
+                "MGET k nokey",
+                "TTL k",
+                "CONFIG GET maxmemory",
+                "EXEC",
+            ],
+            &[
+                "HELLO 3",
+                "MULTI",
+                "SET k 1",
+                "GET nokey",
+                "CONFIG GET maxmemory",
+                "INCR nokey2",
+                "EXEC",
+            ],
+            &["HELLO 3", "MULTI", "SET a", "EXEC", "EXEC", "DISCARD"],
+            &["HELLO 3", "MULTI", "MULTI", "WATCH k", "EXEC"],
+            // The stats EXEC and its commands count as Redis counts them.
+            &[
+                "CONFIG RESETSTAT",
+                "MULTI",
+                "SET k 2",
+                "INCR k",
+                "SET k x",
+                "INCR k",
+                "EXEC",
+                "MULTI",
+                "SET k",
+                "EXEC",
+                "INFO errorstats",
+            ],
         ],
-        &["MULTI", "SET a", "EXEC"],
-        &["MULTI", "GET", "SET b 1", "EXEC", "GET b"],
-        &["MULTI", "CONFIG NOSUCH", "EXEC"],
-        &["MULTI", "CONFIG", "EXEC"],
-        &["MULTI", "SHUTDOWN", "EXEC"],
-        &["MULTI", "WATCH x", "SET x 1", "EXEC", "GET x"],
-        &["MULTI", "MULTI", "SET x 1", "EXEC"],
-        // Runtime errors don't stop the rest.
-        &[
-            "SET s notanumber",
-            "MULTI",
-            "INCR s",
-            "SET t 1",
-            "INCRBYFLOAT s 1",
-            "INCR t",
-            "EXEC",
-        ],
-        &[
-            "MULTI",
-            "INCRBY k abc",
-            "GET k",
-            "SET k 5",
-            "INCR k",
-            "EXEC",
-        ],
-        // Queued commands that change the connection.
-        &[
-            "MULTI", "SELECT 2", "SET k v", "EXEC", "GET k", "SELECT 0", "GET k",
-        ],
-        &["MULTI", "SELECT 99", "PING", "EXEC"],
-        &["MULTI", "PING", "ECHO hi", "UNWATCH", "EXEC"],
-        &["MULTI", "QUIT"],
-        &["MULTI", "SET a 1", "RESET", "EXEC", "GET a"],
-        &["multi", "set a 1", "exec", "Multi", "Exec"],
-        &[
-            "MULTI",
-            "EXEC x",
-            "EXEC",
-            "MULTI",
-            "DISCARD x",
-            "DISCARD",
-            "EXEC x",
-            "DISCARD x",
-        ],
-        &[
-            "SUBSCRIBE q",
-            "EXEC",
-            "DISCARD",
-            "MULTI",
-            "UNSUBSCRIBE",
-            "EXEC",
-        ],
-        &[
-            "b:CONFIG SET requirepass pw",
-            "c:EXEC",
-            "c:MULTI",
-            "c:AUTH pw",
-            "c:MULTI",
-            "c:SET k v",
-            "c:EXEC",
-            "CONFIG SET requirepass \"\"",
-        ],
-        &["MULTI x", "WATCH", "UNWATCH x"],
-        // Replies of every shape inside EXEC.
-        &[
-            "MULTI",
-            "SET k 1",
-            "GET nokey",
-            "MGET k nokey",
-            "TTL k",
-            "CONFIG GET maxmemory",
-            "EXEC",
-        ],
-        &[
-            "HELLO 3",
-            "MULTI",
-            "SET k 1",
-            "GET nokey",
-            "CONFIG GET maxmemory",
-            "INCR nokey2",
-            "EXEC",
-        ],
-        &["HELLO 3", "MULTI", "SET a", "EXEC", "EXEC", "DISCARD"],
-        &["HELLO 3", "MULTI", "MULTI", "WATCH k", "EXEC"],
-        // The stats EXEC and its commands count as Redis counts them.
-        &[
-            "CONFIG RESETSTAT",
-            "MULTI",
-            "SET k 2",
-            "INCR k",
-            "SET k x",
-            "INCR k",
-            "EXEC",
-            "MULTI",
-            "SET k",
-            "EXEC",
-            "INFO errorstats",
-        ],
-    ]);
+    );
 }
 
 /// INFO commandstats lines (calls, rejected and failed counts, without the timings), sorted.
@@ -322,128 +191,131 @@ fn exec_statistics() {
 
 #[test]
 fn watch() {
-    compare(&[
-        // Another connection changes the key: EXEC returns a null array.
+    scenarios(
+        DEBUG,
         &[
-            "SET k 1",
-            "WATCH k",
-            "b:SET k 2",
-            "MULTI",
-            "GET k",
-            "EXEC",
-            "GET k",
+            // Another connection changes the key: EXEC returns a null array.
+            &[
+                "SET k 1",
+                "WATCH k",
+                "b:SET k 2",
+                "MULTI",
+                "GET k",
+                "EXEC",
+                "GET k",
+            ],
+            &["HELLO 3", "WATCH k", "b:SET k 2", "MULTI", "GET k", "EXEC"],
+            &[
+                "WATCH k",
+                "b:DEL nokey",
+                "b:SET other 1",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &["WATCH k", "b:SET k 1", "b:DEL k", "MULTI", "PING", "EXEC"],
+            &[
+                "SET k 1",
+                "WATCH k",
+                "b:EXPIRE k 100",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &["SET k 1", "WATCH k", "b:GET k", "MULTI", "PING", "EXEC"],
+            &["SET k 1", "WATCH k", "b:PERSIST k", "MULTI", "PING", "EXEC"],
+            &["WATCH k", "b:SET k 2", "UNWATCH", "MULTI", "PING", "EXEC"],
+            &[
+                "WATCH k",
+                "b:SET k 2",
+                "MULTI",
+                "DISCARD",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &["WATCH k", "b:SET k 2", "RESET", "MULTI", "PING", "EXEC"],
+            &["WATCH k", "b:SET k 2", "WATCH j", "MULTI", "PING", "EXEC"],
+            &["WATCH a b c", "b:SET c 1", "MULTI", "PING", "EXEC"],
+            &["WATCH k k k", "MULTI", "PING", "EXEC", "MULTI", "EXEC"],
+            // The watcher's own change counts too.
+            &["WATCH k", "SET k 1", "MULTI", "PING", "EXEC"],
+            // A second EXEC doesn't see the old watch.
+            &[
+                "WATCH k",
+                "MULTI",
+                "EXEC",
+                "b:SET k 1",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            // Keys are watched per database.
+            &[
+                "WATCH k",
+                "b:SELECT 1",
+                "b:SET k 1",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &[
+                "SELECT 3",
+                "WATCH k",
+                "b:SELECT 3",
+                "b:SET k 1",
+                "MULTI",
+                "EXEC",
+            ],
+            // FLUSHDB / FLUSHALL touch only watched keys that exist.
+            &["WATCH k", "b:FLUSHDB", "MULTI", "PING", "EXEC"],
+            &["SET k 1", "WATCH k", "b:FLUSHDB", "MULTI", "PING", "EXEC"],
+            &[
+                "WATCH k",
+                "b:SELECT 1",
+                "b:SET k 1",
+                "b:FLUSHDB",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &[
+                "SET k 1",
+                "WATCH k",
+                "b:SELECT 1",
+                "b:FLUSHDB",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &["SET k 1", "WATCH k", "b:FLUSHALL", "MULTI", "PING", "EXEC"],
+            &["WATCH k", "b:FLUSHALL", "MULTI", "PING", "EXEC"],
+            // SWAPDB: the key in either database counts.
+            &[
+                "WATCH k",
+                "b:SELECT 1",
+                "b:SET k 1",
+                "b:SWAPDB 0 1",
+                "MULTI",
+                "EXEC",
+            ],
+            &["SET k 1", "WATCH k", "b:SWAPDB 0 1", "MULTI", "EXEC"],
+            &["WATCH k", "b:SWAPDB 0 1", "MULTI", "EXEC"],
+            &["WATCH k", "b:SWAPDB 1 2", "MULTI", "EXEC"],
+            // Expiry: a key watched live that expires before EXEC aborts it (one pipeline, so the
+            // active expiry cycle cannot reclaim it first).
+            &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; MULTI ;; EXEC"],
+            // Already expired at WATCH time: its expiry is no change.
+            &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; MULTI ;; EXEC"],
+            &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; SET t x ;; MULTI ;; EXEC"],
+            &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; DEL t ;; MULTI ;; EXEC"],
+            &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; FLUSHDB ;; MULTI ;; EXEC"],
+            &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; FLUSHDB ;; MULTI ;; EXEC"],
+            &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; GET t ;; MULTI ;; EXEC"],
+            // The transaction itself changing a watched key is fine.
+            &["WATCH k", "MULTI", "SET k 1", "EXEC", "GET k"],
         ],
-        &["HELLO 3", "WATCH k", "b:SET k 2", "MULTI", "GET k", "EXEC"],
-        &[
-            "WATCH k",
-            "b:DEL nokey",
-            "b:SET other 1",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        &["WATCH k", "b:SET k 1", "b:DEL k", "MULTI", "PING", "EXEC"],
-        &[
-            "SET k 1",
-            "WATCH k",
-            "b:EXPIRE k 100",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        &["SET k 1", "WATCH k", "b:GET k", "MULTI", "PING", "EXEC"],
-        &["SET k 1", "WATCH k", "b:PERSIST k", "MULTI", "PING", "EXEC"],
-        &["WATCH k", "b:SET k 2", "UNWATCH", "MULTI", "PING", "EXEC"],
-        &[
-            "WATCH k",
-            "b:SET k 2",
-            "MULTI",
-            "DISCARD",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        &["WATCH k", "b:SET k 2", "RESET", "MULTI", "PING", "EXEC"],
-        &["WATCH k", "b:SET k 2", "WATCH j", "MULTI", "PING", "EXEC"],
-        &["WATCH a b c", "b:SET c 1", "MULTI", "PING", "EXEC"],
-        &["WATCH k k k", "MULTI", "PING", "EXEC", "MULTI", "EXEC"],
-        // The watcher's own change counts too.
-        &["WATCH k", "SET k 1", "MULTI", "PING", "EXEC"],
-        // A second EXEC doesn't see the old watch.
-        &[
-            "WATCH k",
-            "MULTI",
-            "EXEC",
-            "b:SET k 1",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        // Keys are watched per database.
-        &[
-            "WATCH k",
-            "b:SELECT 1",
-            "b:SET k 1",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        &[
-            "SELECT 3",
-            "WATCH k",
-            "b:SELECT 3",
-            "b:SET k 1",
-            "MULTI",
-            "EXEC",
-        ],
-        // FLUSHDB / FLUSHALL touch only watched keys that exist.
-        &["WATCH k", "b:FLUSHDB", "MULTI", "PING", "EXEC"],
-        &["SET k 1", "WATCH k", "b:FLUSHDB", "MULTI", "PING", "EXEC"],
-        &[
-            "WATCH k",
-            "b:SELECT 1",
-            "b:SET k 1",
-            "b:FLUSHDB",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        &[
-            "SET k 1",
-            "WATCH k",
-            "b:SELECT 1",
-            "b:FLUSHDB",
-            "MULTI",
-            "PING",
-            "EXEC",
-        ],
-        &["SET k 1", "WATCH k", "b:FLUSHALL", "MULTI", "PING", "EXEC"],
-        &["WATCH k", "b:FLUSHALL", "MULTI", "PING", "EXEC"],
-        // SWAPDB: the key in either database counts.
-        &[
-            "WATCH k",
-            "b:SELECT 1",
-            "b:SET k 1",
-            "b:SWAPDB 0 1",
-            "MULTI",
-            "EXEC",
-        ],
-        &["SET k 1", "WATCH k", "b:SWAPDB 0 1", "MULTI", "EXEC"],
-        &["WATCH k", "b:SWAPDB 0 1", "MULTI", "EXEC"],
-        &["WATCH k", "b:SWAPDB 1 2", "MULTI", "EXEC"],
-        // Expiry: a key watched live that expires before EXEC aborts it (one pipeline, so the
-        // active expiry cycle cannot reclaim it first).
-        &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; MULTI ;; EXEC"],
-        // Already expired at WATCH time: its expiry is no change.
-        &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; MULTI ;; EXEC"],
-        &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; SET t x ;; MULTI ;; EXEC"],
-        &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; DEL t ;; MULTI ;; EXEC"],
-        &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; FLUSHDB ;; MULTI ;; EXEC"],
-        &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; FLUSHDB ;; MULTI ;; EXEC"],
-        &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; GET t ;; MULTI ;; EXEC"],
-        // The transaction itself changing a watched key is fine.
-        &["WATCH k", "MULTI", "SET k 1", "EXEC", "GET k"],
-    ]);
+    );
 }
 
 /// CLIENT INFO fields `flags`, `sub`, `psub`, `ssub`, `multi` (the rest differs by nature).
@@ -537,218 +409,221 @@ fn client_list_fields() {
 
 #[test]
 fn pubsub_commands() {
-    compare(&[
+    scenarios(
+        DEBUG,
         &[
-            "SUBSCRIBE a",
-            "PSUBSCRIBE p*",
-            "SSUBSCRIBE s",
-            "SSUBSCRIBE s2 s",
-            "<",
-            "SUBSCRIBE a b",
-            "<",
-            "b:PUBLISH a hi",
-            "<",
-            "b:PUBLISH pa x",
-            "<",
-            "b:SPUBLISH s y",
-            "<",
-            "b:PUBLISH s z",
-            "b:PUBSUB NUMSUB a b c",
-            "b:PUBSUB NUMSUB",
-            "b:PUBSUB NUMPAT",
-            "b:PUBSUB SHARDNUMSUB s s2 x",
-            "b:PUBSUB SHARDNUMSUB",
-            "b:sort:PUBSUB SHARDCHANNELS",
-            "b:PUBSUB SHARDCHANNELS s?",
-            "b:sort:PUBSUB CHANNELS",
-            "b:PUBSUB CHANNELS a*",
-            "b:sort:PUBSUB CHANNELS [ab]",
-            "b:PUBSUB CHANNELS nomatch",
-            "UNSUBSCRIBE a x",
-            "<",
-            "SUNSUBSCRIBE s2",
-            "PUNSUBSCRIBE p* q*",
-            "<",
-            "b:PUBSUB NUMPAT",
+            &[
+                "SUBSCRIBE a",
+                "PSUBSCRIBE p*",
+                "SSUBSCRIBE s",
+                "SSUBSCRIBE s2 s",
+                "<",
+                "SUBSCRIBE a b",
+                "<",
+                "b:PUBLISH a hi",
+                "<",
+                "b:PUBLISH pa x",
+                "<",
+                "b:SPUBLISH s y",
+                "<",
+                "b:PUBLISH s z",
+                "b:PUBSUB NUMSUB a b c",
+                "b:PUBSUB NUMSUB",
+                "b:PUBSUB NUMPAT",
+                "b:PUBSUB SHARDNUMSUB s s2 x",
+                "b:PUBSUB SHARDNUMSUB",
+                "b:~PUBSUB SHARDCHANNELS",
+                "b:PUBSUB SHARDCHANNELS s?",
+                "b:~PUBSUB CHANNELS",
+                "b:PUBSUB CHANNELS a*",
+                "b:~PUBSUB CHANNELS [ab]",
+                "b:PUBSUB CHANNELS nomatch",
+                "UNSUBSCRIBE a x",
+                "<",
+                "SUNSUBSCRIBE s2",
+                "PUNSUBSCRIBE p* q*",
+                "<",
+                "b:PUBSUB NUMPAT",
+            ],
+            // Errors and arity.
+            &[
+                "PUBSUB",
+                "PUBSUB foo",
+                "PUBSUB HELP",
+                "PUBSUB help x",
+                "PUBSUB NUMPAT x",
+                "PUBSUB CHANNELS a b",
+                "PUBSUB SHARDCHANNELS a b",
+                "PUBLISH a",
+                "PUBLISH a b c",
+                "SPUBLISH a",
+                "SUBSCRIBE",
+                "PSUBSCRIBE",
+                "SSUBSCRIBE",
+                "PUBLISH nobody hello",
+                "SPUBLISH nobody hello",
+            ],
+            // Unsubscribing with nothing subscribed.
+            &[
+                "UNSUBSCRIBE",
+                "PUNSUBSCRIBE",
+                "SUNSUBSCRIBE",
+                "UNSUBSCRIBE x",
+                "PUNSUBSCRIBE x*",
+            ],
+            &[
+                "HELLO 3",
+                "UNSUBSCRIBE",
+                "PUNSUBSCRIBE",
+                "SUNSUBSCRIBE",
+                "SUNSUBSCRIBE x",
+            ],
+            // Unsubscribe-all from one channel each, so the order is defined.
+            &[
+                "SUBSCRIBE a",
+                "PSUBSCRIBE a*",
+                "SSUBSCRIBE s",
+                "UNSUBSCRIBE",
+                "PUNSUBSCRIBE",
+                "SUNSUBSCRIBE",
+                "PING",
+            ],
+            // RESP2 subscriber mode: only a few commands, with Redis's error text.
+            &[
+                "SUBSCRIBE a",
+                "PING",
+                "PING hello",
+                "PING a b",
+                "SET x 1",
+                "GET x",
+                "MULTI",
+                "CLIENT INFO",
+                "PUBLISH a x",
+                "SPUBLISH a x",
+                "HELLO 2",
+                "PUBSUB NUMPAT",
+                "SELECT 1",
+                "NOSUCH",
+                "GET",
+                "PSUBSCRIBE b*",
+                "UNSUBSCRIBE a",
+                "PING",
+                "PUNSUBSCRIBE",
+                "PING",
+                "SET x 1",
+            ],
+            // Shard subscriptions keep subscriber mode too.
+            &[
+                "SSUBSCRIBE s",
+                "SUBSCRIBE c",
+                "UNSUBSCRIBE c",
+                "PING",
+                "SET x 1",
+                "SUNSUBSCRIBE",
+                "PING",
+            ],
+            &["SUBSCRIBE a", "QUIT"],
+            &[
+                "SUBSCRIBE a",
+                "RESET",
+                "PING",
+                "b:PUBSUB NUMSUB a",
+                "SET x 1",
+            ],
+            // RESP3: pushes, and every command allowed.
+            &[
+                "HELLO 3",
+                "SUBSCRIBE a",
+                "PSUBSCRIBE a*",
+                "SSUBSCRIBE s",
+                "PING",
+                "PING x",
+                "GET x",
+                "b:PUBLISH a msg",
+                "<",
+                "<",
+                "b:SPUBLISH s smsg",
+                "<",
+                "SET foo bar",
+                "PUBLISH a self",
+                "<",
+                "<",
+                "UNSUBSCRIBE",
+                "PUNSUBSCRIBE",
+                "SUNSUBSCRIBE",
+                "PUBSUB NUMSUB a",
+            ],
+            // Pub/sub inside MULTI: SUBSCRIBE works, SSUBSCRIBE is refused (deny-blocking in EXEC).
+            &[
+                "MULTI",
+                "SUBSCRIBE a b",
+                "PING",
+                "SSUBSCRIBE s",
+                "PSUBSCRIBE p*",
+                "EXEC",
+                "<",
+                "PING",
+                "PUNSUBSCRIBE",
+                "UNSUBSCRIBE a",
+                "UNSUBSCRIBE b",
+                "PING",
+            ],
+            &[
+                "HELLO 3",
+                "MULTI",
+                "SUBSCRIBE a",
+                "PUBLISH a x",
+                "EXEC",
+                "UNSUBSCRIBE",
+            ],
+            // Patterns: glob syntax and a channel matching several subscriptions.
+            &[
+                "PSUBSCRIBE h?llo",
+                "b:PSUBSCRIBE h[ae]llo",
+                "c:PSUBSCRIBE *",
+                "d:PUBLISH hello 1",
+                "<",
+                "b:<",
+                "c:<",
+                "d:PUBLISH hallo 2",
+                "<",
+                "c:<",
+                "d:PUBLISH hxllo 3",
+                "<",
+                "c:<",
+                "d:PUBLISH Hello 4",
+                "c:<",
+                "d:PUBSUB NUMPAT",
+                "d:PUBSUB CHANNELS",
+            ],
+            // The same client subscribed to a channel and a matching pattern gets both.
+            &[
+                "SUBSCRIBE news",
+                "PSUBSCRIBE n*",
+                "b:PUBLISH news hi",
+                "<",
+                "<",
+                "b:PUBLISH nope x",
+                "<",
+            ],
+            // Binary-safe channels and payloads.
+            &[
+                "SUBSCRIBE \"a\\x00b\"",
+                "b:PUBLISH \"a\\x00b\" \"\\r\\n\\x00\"",
+                "<",
+                "b:PUBLISH \"\" \"\"",
+                "b:PUBSUB NUMSUB \"a\\x00b\"",
+            ],
+            // COMMAND INFO / DOCS of the new commands.
+            &[
+                "COMMAND INFO multi exec discard unwatch",
+                "COMMAND INFO subscribe unsubscribe psubscribe punsubscribe publish",
+                "COMMAND INFO pubsub|numsub pubsub|help pubsub|channels",
+                "COMMAND DOCS multi exec unwatch",
+                "COMMAND DOCS publish subscribe",
+            ],
         ],
-        // Errors and arity.
-        &[
-            "PUBSUB",
-            "PUBSUB foo",
-            "PUBSUB HELP",
-            "PUBSUB help x",
-            "PUBSUB NUMPAT x",
-            "PUBSUB CHANNELS a b",
-            "PUBSUB SHARDCHANNELS a b",
-            "PUBLISH a",
-            "PUBLISH a b c",
-            "SPUBLISH a",
-            "SUBSCRIBE",
-            "PSUBSCRIBE",
-            "SSUBSCRIBE",
-            "PUBLISH nobody hello",
-            "SPUBLISH nobody hello",
-        ],
-        // Unsubscribing with nothing subscribed.
-        &[
-            "UNSUBSCRIBE",
-            "PUNSUBSCRIBE",
-            "SUNSUBSCRIBE",
-            "UNSUBSCRIBE x",
-            "PUNSUBSCRIBE x*",
-        ],
-        &[
-            "HELLO 3",
-            "UNSUBSCRIBE",
-            "PUNSUBSCRIBE",
-            "SUNSUBSCRIBE",
-            "SUNSUBSCRIBE x",
-        ],
-        // Unsubscribe-all from one channel each, so the order is defined.
-        &[
-            "SUBSCRIBE a",
-            "PSUBSCRIBE a*",
-            "SSUBSCRIBE s",
-            "UNSUBSCRIBE",
-            "PUNSUBSCRIBE",
-            "SUNSUBSCRIBE",
-            "PING",
-        ],
-        // RESP2 subscriber mode: only a few commands, with Redis's error text.
-        &[
-            "SUBSCRIBE a",
-            "PING",
-            "PING hello",
-            "PING a b",
-            "SET x 1",
-            "GET x",
-            "MULTI",
-            "CLIENT INFO",
-            "PUBLISH a x",
-            "SPUBLISH a x",
-            "HELLO 2",
-            "PUBSUB NUMPAT",
-            "SELECT 1",
-            "NOSUCH",
-            "GET",
-            "PSUBSCRIBE b*",
-            "UNSUBSCRIBE a",
-            "PING",
-            "PUNSUBSCRIBE",
-            "PING",
-            "SET x 1",
-        ],
-        // Shard subscriptions keep subscriber mode too.
-        &[
-            "SSUBSCRIBE s",
-            "SUBSCRIBE c",
-            "UNSUBSCRIBE c",
-            "PING",
-            "SET x 1",
-            "SUNSUBSCRIBE",
-            "PING",
-        ],
-        &["SUBSCRIBE a", "QUIT"],
-        &[
-            "SUBSCRIBE a",
-            "RESET",
-            "PING",
-            "b:PUBSUB NUMSUB a",
-            "SET x 1",
-        ],
-        // RESP3: pushes, and every command allowed.
-        &[
-            "HELLO 3",
-            "SUBSCRIBE a",
-            "PSUBSCRIBE a*",
-            "SSUBSCRIBE s",
-            "PING",
-            "PING x",
-            "GET x",
-            "b:PUBLISH a msg",
-            "<",
-            "<",
-            "b:SPUBLISH s smsg",
-            "<",
-            "SET foo bar",
-            "PUBLISH a self",
-            "<",
-            "<",
-            "UNSUBSCRIBE",
-            "PUNSUBSCRIBE",
-            "SUNSUBSCRIBE",
-            "PUBSUB NUMSUB a",
-        ],
-        // Pub/sub inside MULTI: SUBSCRIBE works, SSUBSCRIBE is refused (deny-blocking in EXEC).
-        &[
-            "MULTI",
-            "SUBSCRIBE a b",
-            "PING",
-            "SSUBSCRIBE s",
-            "PSUBSCRIBE p*",
-            "EXEC",
-            "<",
-            "PING",
-            "PUNSUBSCRIBE",
-            "UNSUBSCRIBE a",
-            "UNSUBSCRIBE b",
-            "PING",
-        ],
-        &[
-            "HELLO 3",
-            "MULTI",
-            "SUBSCRIBE a",
-            "PUBLISH a x",
-            "EXEC",
-            "UNSUBSCRIBE",
-        ],
-        // Patterns: glob syntax and a channel matching several subscriptions.
-        &[
-            "PSUBSCRIBE h?llo",
-            "b:PSUBSCRIBE h[ae]llo",
-            "c:PSUBSCRIBE *",
-            "d:PUBLISH hello 1",
-            "<",
-            "b:<",
-            "c:<",
-            "d:PUBLISH hallo 2",
-            "<",
-            "c:<",
-            "d:PUBLISH hxllo 3",
-            "<",
-            "c:<",
-            "d:PUBLISH Hello 4",
-            "c:<",
-            "d:PUBSUB NUMPAT",
-            "d:PUBSUB CHANNELS",
-        ],
-        // The same client subscribed to a channel and a matching pattern gets both.
-        &[
-            "SUBSCRIBE news",
-            "PSUBSCRIBE n*",
-            "b:PUBLISH news hi",
-            "<",
-            "<",
-            "b:PUBLISH nope x",
-            "<",
-        ],
-        // Binary-safe channels and payloads.
-        &[
-            "SUBSCRIBE \"a\\x00b\"",
-            "b:PUBLISH \"a\\x00b\" \"\\r\\n\\x00\"",
-            "<",
-            "b:PUBLISH \"\" \"\"",
-            "b:PUBSUB NUMSUB \"a\\x00b\"",
-        ],
-        // COMMAND INFO / DOCS of the new commands.
-        &[
-            "COMMAND INFO multi exec discard unwatch",
-            "COMMAND INFO subscribe unsubscribe psubscribe punsubscribe publish",
-            "COMMAND INFO pubsub|numsub pubsub|help pubsub|channels",
-            "COMMAND DOCS multi exec unwatch",
-            "COMMAND DOCS publish subscribe",
-        ],
-    ]);
+    );
 }
 
 /// Publishes over raw sockets to many subscribers (channel and pattern) and returns what every

@@ -24,6 +24,11 @@ const ENGINES: &[Engine] = &[
         prefix: "LUAU.",
         ext: "luau",
     },
+    Engine {
+        name: "quickjs",
+        prefix: "QUICKJS.",
+        ext: "js",
+    },
 ];
 
 enum Expect {
@@ -129,7 +134,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad deletes on a matching token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":1\\r\\n"),
@@ -137,7 +142,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad keeps on another token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["other"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -145,7 +150,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a missing key",
             setup: &[],
-            scripts: &[("lua", "@cad"), ("luau", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -153,7 +158,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a wrong type",
             setup: &["HSET lock f v"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::ErrorStarting(
@@ -169,7 +174,11 @@ fn conversions_to_replies() {
         Case {
             name: "integer",
             setup: &[],
-            scripts: &[("lua", "return 42"), ("luau", "return 42")],
+            scripts: &[
+                ("lua", "return 42"),
+                ("luau", "return 42"),
+                ("quickjs", "return 42"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply(":42\\r\\n"),
@@ -177,7 +186,11 @@ fn conversions_to_replies() {
         Case {
             name: "negative fraction truncates",
             setup: &[],
-            scripts: &[("lua", "return -3.7"), ("luau", "return -3.7")],
+            scripts: &[
+                ("lua", "return -3.7"),
+                ("luau", "return -3.7"),
+                ("quickjs", "return -3.7"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply(":-3\\r\\n"),
@@ -185,7 +198,11 @@ fn conversions_to_replies() {
         Case {
             name: "binary-safe bytes",
             setup: &[],
-            scripts: &[("lua", "return ARGV[1]"), ("luau", "return ARGV[1]")],
+            scripts: &[
+                ("lua", "return ARGV[1]"),
+                ("luau", "return ARGV[1]"),
+                ("quickjs", "return ARGV[0]"),
+            ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
             expect: Expect::Reply("$6\\r\\na\u{0}b\\r\\n\u{7f}\\r\\n"),
@@ -193,7 +210,11 @@ fn conversions_to_replies() {
         Case {
             name: "nil",
             setup: &[],
-            scripts: &[("lua", "return nil"), ("luau", "return nil")],
+            scripts: &[
+                ("lua", "return nil"),
+                ("luau", "return nil"),
+                ("quickjs", "return null"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("$-1\\r\\n"),
@@ -204,6 +225,7 @@ fn conversions_to_replies() {
             scripts: &[
                 ("lua", "return {1, 'two', {3}}"),
                 ("luau", "return {1, 'two', {3}}"),
+                ("quickjs", "return [1, 'two', [3]]"),
             ],
             keys: &[],
             args: &[],
@@ -215,6 +237,7 @@ fn conversions_to_replies() {
             scripts: &[
                 ("lua", "return redis.status_reply('FINE')"),
                 ("luau", "return redis.status_reply('FINE')"),
+                ("quickjs", "return redis.status_reply('FINE')"),
             ],
             keys: &[],
             args: &[],
@@ -226,6 +249,7 @@ fn conversions_to_replies() {
             scripts: &[
                 ("lua", "return redis.error_reply('MY failure')"),
                 ("luau", "return redis.error_reply('MY failure')"),
+                ("quickjs", "return redis.error_reply('MY failure')"),
             ],
             keys: &[],
             args: &[],
@@ -237,6 +261,7 @@ fn conversions_to_replies() {
             scripts: &[
                 ("lua", "return {true, false}"),
                 ("luau", "return {true, false}"),
+                ("quickjs", "return [true, false]"),
             ],
             keys: &[],
             args: &[],
@@ -248,6 +273,7 @@ fn conversions_to_replies() {
             scripts: &[
                 ("lua", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
+                ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
             ],
             keys: &["k1", "k2"],
             args: &["a1"],
@@ -271,6 +297,10 @@ fn server_replies_into_the_script() {
                     "luau",
                     "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
                 ),
+                (
+                    "quickjs",
+                    "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
+                ),
             ],
             keys: &["n"],
             args: &[],
@@ -288,6 +318,10 @@ fn server_replies_into_the_script() {
                     "luau",
                     "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
                 ),
+                (
+                    "quickjs",
+                    "return redis.call('GET', KEYS[0]) === null ? 'nil' : 'value'",
+                ),
             ],
             keys: &["missing"],
             args: &[],
@@ -299,6 +333,7 @@ fn server_replies_into_the_script() {
             scripts: &[
                 ("lua", "return redis.call('SET', KEYS[1], 'v')"),
                 ("luau", "return redis.call('SET', KEYS[1], 'v')"),
+                ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
             ],
             keys: &["k"],
             args: &[],
@@ -310,6 +345,7 @@ fn server_replies_into_the_script() {
             scripts: &[
                 ("lua", "return redis.call('INCR', KEYS[1])"),
                 ("luau", "return redis.call('INCR', KEYS[1])"),
+                ("quickjs", "return redis.call('INCR', KEYS[0])"),
             ],
             keys: &["s"],
             args: &[],
@@ -327,6 +363,10 @@ fn server_replies_into_the_script() {
                     "luau",
                     "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
                 ),
+                (
+                    "quickjs",
+                    "const r = redis.pcall('INCR', KEYS[0]); return 'caught: ' + r.err",
+                ),
             ],
             keys: &["s"],
             args: &[],
@@ -340,6 +380,7 @@ fn server_replies_into_the_script() {
             scripts: &[
                 ("lua", "return redis.call('NOSUCH')"),
                 ("luau", "return redis.call('NOSUCH')"),
+                ("quickjs", "return redis.call('NOSUCH')"),
             ],
             keys: &[],
             args: &[],
@@ -351,6 +392,7 @@ fn server_replies_into_the_script() {
             scripts: &[
                 ("lua", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
             ],
             keys: &[],
             args: &[],
@@ -362,6 +404,7 @@ fn server_replies_into_the_script() {
             scripts: &[
                 ("lua", "return redis.sha1hex('abc')"),
                 ("luau", "return redis.sha1hex('abc')"),
+                ("quickjs", "return redis.sha1hex('abc')"),
             ],
             keys: &[],
             args: &[],
@@ -410,6 +453,47 @@ fn sandbox_escapes_are_refused() {
         ("luau", "getmetatable('').__index = {}"),
         ("luau", "redis.call = nil"),
         ("luau", "table.insert = nil"),
+        ("quickjs", "return require('os')"),
+        ("quickjs", "return std.loadFile('/etc/passwd')"),
+        ("quickjs", "return os.exec(['true'])"),
+        ("quickjs", "return process.env"),
+        ("quickjs", "return eval('1')"),
+        ("quickjs", "return (0, eval)('1')"),
+        ("quickjs", "return Function('return 1')()"),
+        (
+            "quickjs",
+            "return (function () {}).constructor('return 1')()",
+        ),
+        (
+            "quickjs",
+            "return (function* () {}).constructor('yield 1')().next().value",
+        ),
+        (
+            "quickjs",
+            "return (async function () {}).constructor('return 1')",
+        ),
+        ("quickjs", "return import('os')"),
+        ("quickjs", "return this.constructor"),
+        ("quickjs", "print('x')"),
+        ("quickjs", "leak = 1"),
+        ("quickjs", "globalThis.leak = 1"),
+        (
+            "quickjs",
+            "Object.defineProperty(globalThis, 'leak', {value: 1})",
+        ),
+        ("quickjs", "Object.prototype.leak = 1"),
+        ("quickjs", "Array.prototype.push = null"),
+        ("quickjs", "redis.call = null"),
+        (
+            "quickjs",
+            "Object.getPrototypeOf([][Symbol.iterator]()).next = null",
+        ),
+        (
+            "quickjs",
+            "Object.getPrototypeOf(Int8Array).prototype.leak = 1",
+        ),
+        ("quickjs", "}); globalThis.leak = 1; (function () {"),
+        ("quickjs", "}); while (true) {} (function () {"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -461,6 +545,7 @@ fn nosuchscript_and_read_only_runs() {
         );
         let write = match engine.name {
             "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
+            "quickjs" => "return redis.call('SET', KEYS[0], 'v')",
             other => panic!("no write script for {other}"),
         };
         let ro = format!("{}EVAL_RO", engine.prefix);
@@ -490,6 +575,10 @@ fn memory_limit() {
                 "luau-memory-limit",
                 "local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end",
             ),
+            "quickjs" => (
+                "quickjs-memory-limit",
+                "const t = []; while (true) t.push('x'.repeat(1e6) + t.length);",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -513,6 +602,7 @@ fn memory_limit() {
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
         let ok = match engine.name {
             "lua" | "luau" => "return 'still fine'",
+            "quickjs" => "return 'still fine'",
             _ => unreachable!(),
         };
         let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
@@ -541,27 +631,42 @@ fn slow_reply(c: &mut Raw) -> Vec<u8> {
 /// SHUTDOWN NOSAVE still works.
 #[test]
 fn busy_scripts_kill_and_shutdown() {
-    let loops: &[(&str, &[&str], &str)] = &[(
-        "lua",
-        &[
-            "while true do end",
-            "local n = 0 while true do n = n + 1 end",
-            "while true do pcall(function() while true do end end) end",
-            "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
-        ],
-        "redis.call('SET', KEYS[1], 'written') while true do end",
-    ), (
-        "luau",
-        &[
-            "while true do end",
-            "local n = 0 while true do n += 1 end",
-            "while true do pcall(function() while true do end end) end",
-            "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
-            "while true do xpcall(function() while true do end end, function(e) return e end) end",
-            "local function f() return f() end while true do pcall(f) end",
-        ],
-        "redis.call('SET', KEYS[1], 'written') while true do end",
-    )];
+    let loops: &[(&str, &[&str], &str)] = &[
+        (
+            "lua",
+            &[
+                "while true do end",
+                "local n = 0 while true do n = n + 1 end",
+                "while true do pcall(function() while true do end end) end",
+                "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+            ],
+            "redis.call('SET', KEYS[1], 'written') while true do end",
+        ),
+        (
+            "luau",
+            &[
+                "while true do end",
+                "local n = 0 while true do n += 1 end",
+                "while true do pcall(function() while true do end end) end",
+                "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+                "while true do xpcall(function() while true do end end, function(e) return e end) end",
+                "local function f() return f() end while true do pcall(f) end",
+                "local co = coroutine.wrap(function() while true do end end) co()",
+            ],
+            "redis.call('SET', KEYS[1], 'written') while true do end",
+        ),
+        (
+            "quickjs",
+            &[
+                "while (true) {}",
+                "let n = 0; while (true) { n++; }",
+                "while (true) { try { while (true) {} } catch (e) {} }",
+                "for (;;) { try { throw new Error('x'); } catch (e) {} finally { continue; } }",
+                "const f = () => Promise.resolve().then(f); f(); f(); return 1;",
+            ],
+            "redis.call('SET', KEYS[0], 'written'); while (true) {}",
+        ),
+    ];
     let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
     for engine in ENGINES {
         let (_, endless, writing) = loops
@@ -619,7 +724,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -629,7 +734,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -637,7 +742,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -647,7 +752,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -664,6 +769,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
     for engine in ENGINES {
         let script = match engine.name {
             "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
+            "quickjs" => "return redis.call('BLPOP', 'nolist', 0)",
             other => panic!("no blocking case for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);
@@ -674,5 +780,45 @@ fn blocking_commands_inside_scripts_do_not_block() {
             show(&got)
         );
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    }
+}
+
+/// A script's writes wake clients blocked on the keys it pushed to, once the script is over (as an
+/// EXEC's do), and signal WATCHers.
+#[test]
+fn scripts_wake_blocked_clients_and_fail_watchers() {
+    let g = goblin(&[]);
+    for engine in ENGINES {
+        let push = match engine.name {
+            "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
+            "quickjs" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
+            other => panic!("no push script for {other}"),
+        };
+        let eval = format!("{}EVAL", engine.prefix);
+        let mut waiter = g.raw();
+        waiter.send(b"BLPOP queue 10\r\n");
+        let mut watcher = g.raw();
+        assert_eq!(watcher.cmd_str("WATCH queue"), b"+OK\r\n");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut c = g.raw();
+        assert_eq!(
+            c.cmd(&[eval.as_bytes(), push.as_bytes(), b"1", b"queue"]),
+            b":2\r\n"
+        );
+        assert_eq!(
+            show(&waiter.reply()),
+            "*2\\r\\n$5\\r\\nqueue\\r\\n$1\\r\\na\\r\\n",
+            "{}",
+            engine.name
+        );
+        assert_eq!(c.cmd_str("LRANGE queue 0 -1"), b"*1\r\n$1\r\nb\r\n");
+        watcher.cmd_str("MULTI");
+        watcher.cmd_str("GET x");
+        assert_eq!(
+            watcher.cmd_str("EXEC"),
+            b"*-1\r\n",
+            "the script's write failed the WATCH"
+        );
+        c.cmd_str("DEL queue");
     }
 }

@@ -11,8 +11,9 @@ use crate::store::glob;
 
 const GROUP: &str = "server";
 
-/// ACL categories, derived from flags and group as Redis assigns them.
-fn acl_categories(c: &Command) -> Vec<String> {
+/// ACL categories, derived from flags and group as Redis assigns them (COMMAND INFO's seventh
+/// field; the docs pages show them too).
+pub fn acl_categories(c: &Command) -> Vec<String> {
     let mut cats = Vec::new();
     if c.has(WRITE) {
         cats.push("@write".to_string());
@@ -258,6 +259,23 @@ fn as_one(mut items: Vec<DocArg>) -> DocArg {
     }
     if items.len() == 1 {
         return items.pop().expect("one item");
+    }
+    // `TOKEN a b`: a block introduced by the token, as Redis's `LIMIT offset count`.
+    if items.len() > 2
+        && items[0].kind == "pure-token"
+        && !items[0].optional
+        && !items[0].multiple
+        && items[1..].iter().all(|a| a.kind != "pure-token")
+    {
+        let token = items.remove(0).token;
+        let name = items
+            .iter()
+            .map(|a| a.name.clone())
+            .collect::<Vec<_>>()
+            .join("-");
+        let mut b = block(&name, "block", items);
+        b.token = token;
+        return b;
     }
     let name = items
         .iter()
@@ -582,7 +600,7 @@ const COMMAND_SUBCOMMANDS: &[Command] = &[
             "Returns a list of command names.",
             "7.0.0",
             "O(N) where N is the total number of Redis commands",
-            "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]",
+            "[FILTERBY filterby:(MODULE module-name | ACLCAT category | PATTERN pattern)]",
         ),
     Command::new("command|getkeys", command_getkeys, -4, FLAGS)
         .group(GROUP)
@@ -647,6 +665,13 @@ mod tests {
         assert_eq!(g[1].kind, "oneof");
         assert!(!g[1].optional);
         assert_eq!(g[1].args[1].token.as_deref(), Some("AFTER"));
+
+        let l = doc_args("key min max [LIMIT offset:integer count:integer]");
+        assert_eq!(l[3].kind, "block");
+        assert_eq!(l[3].token.as_deref(), Some("LIMIT"));
+        assert!(l[3].optional);
+        assert_eq!(l[3].args.len(), 2);
+        assert_eq!(l[3].args[0].kind, "integer");
 
         let s = doc_args("cursor:integer [MATCH pattern] [COUNT count:integer]");
         assert_eq!(s[1].token.as_deref(), Some("MATCH"));

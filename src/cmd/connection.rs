@@ -571,12 +571,12 @@ const CLIENT_SUBCOMMANDS: &[Command] = &[
         .doc("Returns information about the connection.", "6.2.0", "O(1)", ""),
     Command::new("client|list", client_list, -2, CLIENT_FLAGS | super::ADMIN).group(GROUP)
         .doc("Lists open connections.", "2.4.0", "O(N) where N is the number of client connections",
-            "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id:integer [client-id:integer ...]]"),
+            "[TYPE type:(NORMAL | MASTER | REPLICA | PUBSUB)] [ID client-id:integer [client-id:integer ...]]"),
     Command::new("client|kill", client_kill, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
         .doc("Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections",
-            "ip:port | [ID client-id:integer] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"),
+            "ip:port | [ID client-id:integer] [TYPE type:(NORMAL | MASTER | SLAVE | REPLICA | PUBSUB)] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME skipme:(YES | NO)]"),
     Command::new("client|setinfo", client_setinfo, 4, CLIENT_FLAGS).group(GROUP)
-        .doc("Sets information specific to the client or connection.", "7.2.0", "O(1)", "LIB-NAME libname | LIB-VER libver"),
+        .doc("Sets information specific to the client or connection.", "7.2.0", "O(1)", "attr:(LIB-NAME libname | LIB-VER libver)"),
     Command::new("client|no-evict", client_no_evict, 3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
         .doc("Sets the client eviction mode of the connection.", "7.0.0", "O(1)", "ON | OFF"),
     Command::new("client|no-touch", client_no_touch, 3, CLIENT_FLAGS).group(GROUP)

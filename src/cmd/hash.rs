@@ -8,7 +8,7 @@ use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONL
 use crate::resp::reply::{Reply, NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE};
 use crate::store::glob;
 use crate::store::hash::{HashLimits, Pair};
-use crate::store::{Db, Entry, Hash, Value, NO_EXPIRE};
+use crate::store::{Db, Entry, Hash, Value};
 use crate::util::{incr_long_double, parse_i64, rand_u64, IncrFloatError};
 
 const GROUP: &str = "hash";
@@ -39,10 +39,7 @@ fn write_hash<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut Hash>, Cm
 /// Redis's `hashTypeLookupWriteOrCreate`: the hash at `key`, created empty if absent. Callers always
 /// write at least one field into it, so no empty hash is left behind.
 fn hash_or_create<'d>(db: &'d mut Db, key: &[u8]) -> Result<&'d mut Hash, CmdError> {
-    if db.find_live(key).is_none() {
-        db.set(key, Value::Hash(Box::default()), Some(NO_EXPIRE));
-    }
-    Ok(write_hash(db, key)?.expect("just created"))
+    as_hash(db.lookup_mut_or_insert(key, || Value::Hash(Box::default())))
 }
 
 fn limits(ctx: &Ctx) -> HashLimits {

@@ -13,6 +13,7 @@
 
 pub mod command;
 pub mod connection;
+pub mod goblin;
 pub mod hash;
 pub mod keys;
 pub mod list;
@@ -366,6 +367,8 @@ fn families() -> &'static [&'static [Command]] {
         pubsub::COMMANDS,
         scripting::LUA_COMMANDS,
         scripting::LUAU_COMMANDS,
+        scripting::QUICKJS_COMMANDS,
+        goblin::COMMANDS,
     ]
 }
 
@@ -520,6 +523,7 @@ mod tests {
             include_str!("zset.rs"),
             include_str!("multi.rs"),
             include_str!("pubsub.rs"),
+            include_str!("goblin.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

@@ -304,3 +304,11 @@ pub const LUA_COMMANDS: &[Command] = eval_commands!("", "Lua", script_subcommand
 /// Luau: LUAU.EVAL, LUAU.EVALSHA, LUAU.EVAL_RO, LUAU.EVALSHA_RO and LUAU.SCRIPT (`script::luau`).
 pub const LUAU_COMMANDS: &[Command] =
     eval_commands!("luau.", "Luau", script_subcommands!("luau.", "Luau"));
+
+/// QuickJS: JavaScript scripts (QUICKJS.EVAL, QUICKJS.EVALSHA, QUICKJS.EVAL_RO,
+/// QUICKJS.EVALSHA_RO and QUICKJS.SCRIPT).
+pub const QUICKJS_COMMANDS: &[Command] = eval_commands!(
+    "quickjs.",
+    "JavaScript",
+    script_subcommands!("quickjs.", "JavaScript")
+);

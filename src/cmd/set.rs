@@ -41,10 +41,7 @@ fn write_set<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut Set>, CmdE
 
 /// The set at `key`, created empty if absent (callers add to it at once).
 fn set_or_create<'d>(db: &'d mut Db, key: &[u8]) -> Result<&'d mut Set, CmdError> {
-    if db.find_live(key).is_none() {
-        db.set(key, Value::Set(Box::default()), Some(NO_EXPIRE));
-    }
-    Ok(write_set(db, key)?.expect("just created"))
+    as_set(db.lookup_mut_or_insert(key, || Value::Set(Box::default())))
 }
 
 fn reply_member(out: &mut Reply, m: Member) {
@@ -599,6 +596,11 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 const SCAN_COMPLEXITY: &str = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..";
 
+/// SINTERCARD's keys: `numkeys` then the sets.
+fn sintercard_keys(args: Args) -> Option<Vec<usize>> {
+    super::keys_after_numkeys(args, 1)
+}
+
 pub const COMMANDS: &[Command] = &[
     Command::new("sadd", sadd, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Add one or more members to a set", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "key member [member ...]"),
@@ -622,7 +624,7 @@ pub const COMMANDS: &[Command] = &[
         .doc("Intersect multiple sets", "1.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", "key [key ...]"),
     Command::new("sinterstore", sinterstore, -3, WRITE | DENYOOM).keys(1, -1, 1).group(GROUP)
         .doc("Intersect multiple sets and store the resulting set in a key", "1.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", "destination:key key [key ...]"),
-    Command::new("sintercard", sintercard, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("sintercard", sintercard, -3, READONLY | MOVABLEKEYS).key_finder(sintercard_keys).group(GROUP)
         .doc("Intersect multiple sets and return the cardinality of the result", "7.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", "numkeys:integer key [key ...] [LIMIT limit:integer]"),
     Command::new("sunion", sunion, -2, READONLY).keys(1, -1, 1).group(GROUP)
         .doc("Add multiple sets", "1.0.0", "O(N) where N is the total number of elements in all given sets.", "key [key ...]"),

@@ -564,20 +564,20 @@ pub const COMMANDS: &[Command] = &[
         .doc("Returns the string value of a key.", "1.0.0", "O(1)", "key"),
     Command::new("set", set, -3, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
         .doc("Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)",
-            "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"),
+            "key value [NX | XX] [GET] [EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | KEEPTTL]"),
     Command::new("setnx", setnx, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)", "key value"),
     Command::new("setex", setex, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)", "key seconds value"),
+        .doc("Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)", "key seconds:integer value"),
     Command::new("psetex", setex, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)", "key milliseconds value"),
+        .doc("Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)", "key milliseconds:integer value"),
     Command::new("getset", getset, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)", "key value"),
     Command::new("getdel", getdel, 2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Returns the string value of a key after deleting the key.", "6.2.0", "O(1)", "key"),
     Command::new("getex", getex, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Returns the string value of a key after setting its expiration time.", "6.2.0", "O(1)",
-            "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]"),
+            "key [EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | PERSIST]"),
     Command::new("mget", mget, -2, READONLY | FAST).keys(1, -1, 1).group(GROUP)
         .doc("Atomically returns the string values of one or more keys.", "1.0.0", "O(N) where N is the number of keys to retrieve.", "key [key ...]"),
     Command::new("mset", mset, -3, WRITE | DENYOOM).keys(1, -1, 2).group(GROUP)
@@ -589,9 +589,9 @@ pub const COMMANDS: &[Command] = &[
     Command::new("decr", incr, 2, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key"),
     Command::new("incrby", incrby, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key increment"),
+        .doc("Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key increment:integer"),
     Command::new("decrby", incrby, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key decrement"),
+        .doc("Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key decrement:integer"),
     Command::new("incrbyfloat", incrbyfloat, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)", "key increment:double"),
     Command::new("append", append, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)

@@ -1,19 +1,24 @@
 //! Sorted sets (Redis's t_zset.c): ZADD and ZINCRBY, reads by member, rank, score and lex range, the
-//! range removals, pops, the ZUNION/ZINTER/ZDIFF algebra, ZRANDMEMBER and ZSCAN.
+//! range removals, pops (and the blocking BZPOPMIN, BZPOPMAX and BZMPOP, which wait through
+//! `server::blocking`), the ZUNION/ZINTER/ZDIFF algebra, ZRANDMEMBER and ZSCAN.
 //!
 //! Generic helpers serve the families as in Redis: `zadd_generic` (ZADD, ZINCRBY), `range_generic`
 //! (ZRANGE, ZRANGESTORE, ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX), `remrange_generic`
 //! (ZREMRANGEBY*), `setop_generic` (ZUNION[STORE], ZINTER[STORE], ZDIFF[STORE], ZINTERCARD) and
-//! `pop_generic` (ZPOPMIN, ZPOPMAX, ZMPOP, and the blocking pops built on it elsewhere).
+//! `pop_generic` (ZPOPMIN, ZPOPMAX, ZMPOP, and through `bpop_generic` the blocking pops).
 
 use std::collections::{HashMap, HashSet};
 
 use super::parse::{
-    cursor, double_or, int, int_or, is, lex_range, positive, scan_args, score, score_range,
+    self, cursor, double_or, int, int_or, is, lex_range, positive, scan_args, score, score_range,
     ScanArgs,
 };
-use super::{Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, MOVABLEKEYS, READONLY, WRITE};
+use super::{
+    keys_after_numkeys, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST,
+    MOVABLEKEYS, NOSCRIPT, READONLY, WRITE,
+};
 use crate::resp::reply::{Reply, NOT_INT, SYNTAX, WRONGTYPE};
+use crate::server::blocking::{TimeoutReply, Wait};
 use crate::store::zset::{Limits, NodeId, Range};
 use crate::store::{glob, Db, Entry, Set, Value, ZSet, NO_EXPIRE};
 use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
@@ -38,7 +43,7 @@ fn as_zset(e: &mut Entry) -> Result<&mut ZSet, CmdError> {
 }
 
 /// A sorted set for reading: `Ok(None)` if absent, WRONGTYPE for another type.
-fn read<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
+pub(crate) fn read<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
     db.lookup(key).map(as_zset).transpose()
 }
 
@@ -164,23 +169,21 @@ fn zadd_generic(ctx: &mut Ctx, args: Args, zincrby: bool) -> CmdResult {
     let lim = limits(ctx);
     let key = &args[1];
     let db = &mut ctx.srv.dbs[ctx.db];
-    if write(db, key)?.is_none() {
-        if f.xx {
+    // One lookup when the key exists; XX never creates it.
+    let z = if f.xx {
+        let Some(z) = write(db, key)? else {
             if f.incr {
                 ctx.out.null();
             } else {
                 ctx.out.int(0);
             }
             return Ok(());
-        }
+        };
+        z
+    } else {
         let listpack = lim.entries != 0 && args[at + 1].len() <= lim.value;
-        db.set(
-            key,
-            Value::ZSet(Box::new(ZSet::new(listpack))),
-            Some(NO_EXPIRE),
-        );
-    }
-    let z = write(db, key)?.expect("present");
+        as_zset(db.lookup_mut_or_insert(key, || Value::ZSet(Box::new(ZSet::new(listpack)))))?
+    };
     let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
     let mut last = 0.0;
     let mut nan = false;
@@ -682,14 +685,20 @@ pub fn pop_generic(
     shape: PopShape,
 ) -> Result<Option<Vec<u8>>, CmdError> {
     let db = &mut ctx.srv.dbs[ctx.db];
-    let mut found = None;
-    for &k in keys {
+    // The first key holding a sorted set (WRONGTYPE for another type before it); the last key is
+    // only looked up once, below (so a single-key pop does one lookup).
+    let mut at = keys.len().saturating_sub(1);
+    for (i, &k) in keys[..at].iter().enumerate() {
         if write(db, k)?.is_some() {
-            found = Some(k);
+            at = i;
             break;
         }
     }
-    let Some(key) = found else {
+    let found = match keys.get(at) {
+        Some(&key) => write(db, key)?.map(|z| (key, z)),
+        None => None,
+    };
+    let Some((key, z)) = found else {
         match shape.on_empty {
             Some(true) => ctx.out.null_array(),
             Some(false) => ctx.out.array(0),
@@ -702,7 +711,6 @@ pub fn pop_generic(
         return Ok(Some(key.to_vec()));
     }
     let count = if count == -1 { 1 } else { count };
-    let z = write(db, key)?.expect("found above");
     let n = (count as u64).min(z.len() as u64) as usize;
     let out = &mut *ctx.out;
     match (shape.nested, shape.emit_key) {
@@ -828,6 +836,96 @@ fn zmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     pop_generic(ctx, &a.keys, a.max, a.count, shape)?;
     Ok(())
+}
+
+/// The blocking pops wait for a sorted set and give up with a null array (also when they may not
+/// block: inside MULTI or a script).
+const POP_WAIT: Wait = Wait {
+    type_name: "zset",
+    on_timeout: TimeoutReply::NullArray,
+    denied: TimeoutReply::NullArray,
+};
+
+/// BZPOPMIN key [key ...] timeout
+///
+/// # Format
+/// `BZPOPMIN key [key ...] timeout` — `[key, member, score]` popped from the first non-empty sorted
+/// set, else blocks until one is added or timeout seconds (fractional, 0 = forever) pass (then a null
+/// array).
+fn bzpopmin(ctx: &mut Ctx, args: Args) -> CmdResult {
+    bzpop(ctx, args, false)
+}
+
+/// BZPOPMAX key [key ...] timeout
+///
+/// # Format
+/// `BZPOPMAX key [key ...] timeout` — as BZPOPMIN, the highest-scored member.
+fn bzpopmax(ctx: &mut Ctx, args: Args) -> CmdResult {
+    bzpop(ctx, args, true)
+}
+
+fn bzpop(ctx: &mut Ctx, args: Args, max: bool) -> CmdResult {
+    let timeout = parse::timeout(&args[args.len() - 1])?;
+    let keys: Vec<&[u8]> = (1..args.len() - 1).map(|i| &args[i]).collect();
+    bpop_generic(ctx, args, &keys, max, -1, timeout)
+}
+
+/// BZMPOP timeout numkeys key [key ...] MIN | MAX [COUNT count]
+///
+/// # Format
+/// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]` — as ZMPOP, blocking while every
+/// key is empty (a null array on timeout).
+fn bzmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    // Redis checks numkeys, MIN|MAX and COUNT before the timeout.
+    let a = mpop_args(args, 2)?;
+    let timeout = parse::timeout(&args[1])?;
+    bpop_generic(ctx, args, &a.keys, a.max, a.count, timeout)
+}
+
+/// Shared by the blocking pops (Redis's `blockingGenericZpopCommand`): pops from the first of `keys`
+/// holding a sorted set (WRONGTYPE for a key of another type before it), else blocks on them all.
+/// `count` -1 is BZPOPMIN's flat `[key, member, score]`; otherwise BZMPOP's nested reply. While a
+/// blocked command is re-executed only the key that became ready is looked at.
+fn bpop_generic(
+    ctx: &mut Ctx,
+    args: Args,
+    keys: &[&[u8]],
+    max: bool,
+    count: i64,
+    timeout: u64,
+) -> CmdResult {
+    let shape = PopShape {
+        emit_key: true,
+        nested: count != -1,
+        on_empty: None,
+    };
+    let ready: Vec<&[u8]> = keys.iter().copied().filter(|k| ctx.serving(k)).collect();
+    if pop_generic(ctx, &ready, max, count, shape)?.is_some() {
+        return Ok(());
+    }
+    ctx.block_on(args, keys, timeout, POP_WAIT)
+}
+
+/// ZMPOP's keys: `numkeys` is its first argument.
+fn zmpop_keys(args: Args) -> Option<Vec<usize>> {
+    keys_after_numkeys(args, 1)
+}
+
+/// ZUNION/ZINTER/ZDIFF/ZINTERCARD's keys: `numkeys` then the inputs.
+fn inputs_keys(args: Args) -> Option<Vec<usize>> {
+    keys_after_numkeys(args, 1)
+}
+
+/// The *STORE forms' keys: the destination, then `numkeys` inputs.
+fn store_keys(args: Args) -> Option<Vec<usize>> {
+    let mut keys = keys_after_numkeys(args, 2)?;
+    keys.insert(0, 1);
+    Some(keys)
+}
+
+/// BZMPOP's keys: `numkeys` follows the timeout.
+fn bzmpop_keys(args: Args) -> Option<Vec<usize>> {
+    keys_after_numkeys(args, 2)
 }
 
 /// An input of ZUNION/ZINTER/ZDIFF: a sorted set, or a plain set whose members score 1.
@@ -1345,28 +1443,35 @@ pub const COMMANDS: &[Command] = &[
         .doc("Remove and return members with the lowest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
     Command::new("zpopmax", zpopmax, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
         .doc("Remove and return members with the highest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
-    Command::new("zmpop", zmpop, -4, WRITE | MOVABLEKEYS).group(GROUP)
+    Command::new("zmpop", zmpop, -4, WRITE | MOVABLEKEYS).key_finder(zmpop_keys).group(GROUP)
         .doc("Remove and return members with scores in a sorted set", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
-            "numkeys:integer key [key ...] MIN | MAX [COUNT count:integer]"),
-    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+            "numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
+    Command::new("bzpopmin", bzpopmin, -3, WRITE | NOSCRIPT | BLOCKING | FAST).keys(1, -2, 1).group(GROUP)
+        .doc("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key [key ...] timeout:double"),
+    Command::new("bzpopmax", bzpopmax, -3, WRITE | NOSCRIPT | BLOCKING | FAST).keys(1, -2, 1).group(GROUP)
+        .doc("Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key [key ...] timeout:double"),
+    Command::new("bzmpop", bzmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_finder(bzmpop_keys).group(GROUP)
+        .doc("Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+            "timeout:double numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
+    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
-    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
+    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX]"),
-    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).group(GROUP)
+            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
+    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
         .doc("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "destination:key numkeys:integer key [key ...]"),
-    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Add multiple sorted sets", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
-    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).group(GROUP)
+            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
+    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]"),
-    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).group(GROUP)
+            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
+    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Subtract multiple sorted sets", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "numkeys:integer key [key ...] [WITHSCORES]"),
-    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).group(GROUP)
+    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
             "numkeys:integer key [key ...] [LIMIT limit:integer]"),
     Command::new("zrandmember", zrandmember, -2, READONLY).keys(1, 1, 1).group(GROUP)

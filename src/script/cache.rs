@@ -34,6 +34,26 @@ pub fn parse_sha(arg: &[u8]) -> Option<Sha> {
     Some(out)
 }
 
+/// The cache's hasher: a digest's first 16 hex digits are already uniformly distributed (bodies are
+/// hashed by SHA1 before they can be inserted), so they are the hash; no keyed hash needed.
+#[derive(Default)]
+struct ShaHasher(u64);
+
+impl std::hash::Hasher for ShaHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes.iter().take(16) {
+            let nibble = (b as char).to_digit(16).unwrap_or(0) as u64;
+            self.0 = (self.0 << 4) | nibble;
+        }
+    }
+}
+
+type ShaMap<V> = HashMap<Sha, V, std::hash::BuildHasherDefault<ShaHasher>>;
+
 struct Entry<A> {
     artifact: A,
     flags: Flags,
@@ -45,7 +65,7 @@ struct Entry<A> {
 }
 
 pub struct ScriptCache<A> {
-    entries: HashMap<Sha, Entry<A>>,
+    entries: ShaMap<Entry<A>>,
     clock: u64,
     eval_only: usize,
     pub evicted: u64,
@@ -55,7 +75,7 @@ pub struct ScriptCache<A> {
 impl<A> Default for ScriptCache<A> {
     fn default() -> Self {
         ScriptCache {
-            entries: HashMap::new(),
+            entries: ShaMap::default(),
             clock: 0,
             eval_only: 0,
             evicted: 0,
@@ -162,6 +182,11 @@ impl<A> ScriptCache<A> {
         }
         self.body_bytes -= e.body_len;
         Some(e.artifact)
+    }
+
+    /// Every cached artifact, for an engine that rebuilds its VM and recompiles in place.
+    pub fn artifacts_mut(&mut self) -> impl Iterator<Item = &mut A> {
+        self.entries.values_mut().map(|e| &mut e.artifact)
     }
 
     /// Empties the cache, handing every artifact back to the engine.

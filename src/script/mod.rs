@@ -21,6 +21,7 @@ pub mod cache;
 pub mod codec;
 pub mod lua;
 pub mod luau;
+pub mod quickjs;
 pub mod resp;
 
 use std::time::Instant;
@@ -188,6 +189,7 @@ impl Scripting {
         let mut engines: [Option<Box<dyn Engine>>; 6] = Default::default();
         engines[EngineId::Lua.index()] = Some(Box::new(lua::Lua::new(config)));
         engines[EngineId::Luau.index()] = Some(Box::new(luau::Luau::new(config)));
+        engines[EngineId::QuickJs.index()] = Some(Box::new(quickjs::QuickJs::new(config)));
         Scripting {
             engines,
             running: Running::default(),

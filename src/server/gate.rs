@@ -241,6 +241,8 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
     }
     // The script's reply buffer counts its errors from zero; the caller's mark is restored after.
     let mark = std::mem::replace(&mut ctx.srv.stats.err_mark, ctx.out.errors.len());
+    // The caller has `deny_blocking` set for the whole run (`script::Run`): BLMPOP, BZMPOP and the
+    // like answer as if their timeout had passed.
     call(ctx, idx, args);
     ctx.srv.stats.err_mark = mark;
 }

@@ -287,7 +287,7 @@ impl<'a> Io<'a> {
                 self.r.reread.push(t);
             } else {
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.read_client(t);
+                    self.read_client(t, ev.is_read_closed());
                 }
                 if ev.is_writable() && self.clients.contains(t) {
                     self.r.pending.push(t);
@@ -321,7 +321,7 @@ impl<'a> Io<'a> {
                     self.accept(t - LISTENER_BASE);
                 } else {
                     if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        self.read_client(t);
+                        self.read_client(t, ev.is_read_closed());
                     }
                     if ev.is_writable() && self.clients.contains(t) {
                         self.r.pending.push(t);
@@ -329,7 +329,7 @@ impl<'a> Io<'a> {
                 }
             }
             for key in std::mem::take(&mut self.r.reread) {
-                self.read_client(key);
+                self.read_client(key, false);
             }
             blocking::handle_timeouts(self.state, self.clients);
             self.process_unblocked();
@@ -408,11 +408,15 @@ impl<'a> Io<'a> {
             c.authenticated = self.state.config.requirepass.is_empty();
             entry.insert(c);
             // Data may have arrived with the connection (edge-triggered): read it now.
-            self.read_client(token.0);
+            self.read_client(token.0, false);
         }
     }
 
-    fn read_client(&mut self, key: usize) {
+    /// Reads what the client's socket has and executes every complete command. One short read
+    /// means the kernel buffer is drained (edge-triggered polling reports any later data as a new
+    /// event), which saves Redis-style a second `read` per request; only when the peer closed
+    /// (`until_eof`) do we read on to see the end.
+    fn read_client(&mut self, key: usize, until_eof: bool) {
         let Some(c) = self.clients.get_mut(key) else {
             return;
         };
@@ -424,6 +428,7 @@ impl<'a> Io<'a> {
                     break;
                 }
                 Ok(n) => {
+                    let short = n < self.r.read_buf.len();
                     c.query.extend_from_slice(&self.r.read_buf[..n]);
                     self.state.stats.total_net_input_bytes += n as u64;
                     if c.query.len() as i64 > self.state.config.client_query_buffer_limit {
@@ -435,6 +440,9 @@ impl<'a> Io<'a> {
                         );
                         self.close_client(key);
                         return;
+                    }
+                    if short && !until_eof {
+                        break;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

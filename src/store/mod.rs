@@ -110,6 +110,27 @@ impl Db {
         self.find_live(key).is_some()
     }
 
+    /// The entry at `key` for writing (as `lookup_mut`), first stored with `make()` and no TTL if
+    /// absent: one lookup when the key exists (Redis's `*TypeLookupWriteOrCreate`), for the writes
+    /// that create their key (SADD, HSET, ZADD).
+    pub fn lookup_mut_or_insert(&mut self, key: &[u8], make: impl FnOnce() -> Value) -> &mut Entry {
+        let slot = match self.find_live(key) {
+            Some(slot) => slot,
+            None => self.dict.insert_new(
+                key,
+                Entry {
+                    val: make(),
+                    expire_at: NO_EXPIRE,
+                    exp_pos: 0,
+                    lru: 0,
+                },
+            ),
+        };
+        let e = self.dict.value_at_mut(slot);
+        e.lru = clock::lru_now();
+        e
+    }
+
     /// Stores `val` under `key`. `expire_at`: `Some(t)` sets that TTL, `None` keeps the key's current
     /// TTL (KEEPTTL). Callers wanting SET's default (drop the TTL) pass `Some(NO_EXPIRE)`.
     pub fn set(&mut self, key: &[u8], val: Value, expire_at: Option<i64>) {

@@ -286,16 +286,18 @@ pub fn info_field(c: &mut Raw, field: &str) -> Option<i64> {
 }
 
 /// Differential check: runs each case's lines on Debian's redis-server and on Goblin Core, each case
-/// on a fresh connection after FLUSHALL, and asserts every reply is byte-for-byte identical.
+/// on a fresh connection after FLUSHALL, and asserts every reply is byte-for-byte identical;
+/// returns redis-server's compared replies (after sorting, for `~` lines), in order.
 /// Line prefixes:
 /// - `!` sends without waiting for a reply (CLIENT REPLY OFF/SKIP and what they silence);
 /// - `#` sends and reads the reply without comparing it (e.g. `#HELLO 3`, whose client id differs);
 /// - `~` compares the reply with its top-level elements sorted (see `sorted_reply`);
 /// - `?field` compares how much INFO's numeric `field` grew since the case started or since the
 ///   previous `?field` (e.g. `?rdb_changes_since_last_save`, `?keyspace_hits`).
-pub fn compare(cases: &[&[&str]]) {
+pub fn compare(cases: &[&[&str]]) -> Vec<Vec<u8>> {
     let r = redis(&[]);
     let g = goblin(&[]);
+    let mut replies = Vec::new();
     let mut failures = Vec::new();
     for (case_no, case) in cases.iter().enumerate() {
         let mut rc = r.raw();
@@ -316,12 +318,7 @@ pub fn compare(cases: &[&[&str]]) {
             // `!` marks a command that gets no reply (CLIENT REPLY OFF/SKIP and what they silence).
             if let Some(silent) = line.strip_prefix('!') {
                 for c in [&mut rc, &mut gc] {
-                    c.send(&encode(
-                        &split(silent)
-                            .iter()
-                            .map(|a| a.as_slice())
-                            .collect::<Vec<_>>(),
-                    ));
+                    c.send(&encode_line(silent));
                 }
                 continue;
             }
@@ -355,6 +352,7 @@ pub fn compare(cases: &[&[&str]]) {
                     show(&got)
                 ));
             }
+            replies.push(want);
         }
     }
     assert!(
@@ -363,4 +361,251 @@ pub fn compare(cases: &[&[&str]]) {
         failures.len(),
         failures.join("\n")
     );
+    replies
+}
+
+/// `compare`, then every case again in RESP3: after an uncompared `#HELLO 3`.
+pub fn compare_both(cases: &[&[&str]]) {
+    compare(cases);
+    let resp3: Vec<Vec<&str>> = cases
+        .iter()
+        .map(|c| {
+            let mut v = vec!["#HELLO 3"];
+            v.extend_from_slice(c);
+            v
+        })
+        .collect();
+    let refs: Vec<&[&str]> = resp3.iter().map(|v| v.as_slice()).collect();
+    compare(&refs);
+}
+
+/// One command line (redis-cli quoting), RESP-encoded.
+pub fn encode_line(line: &str) -> Vec<u8> {
+    let args = split(line);
+    encode(&args.iter().map(|a| a.as_slice()).collect::<Vec<_>>())
+}
+
+/// The connection's id (`CLIENT ID`).
+pub fn client_id(c: &mut Raw) -> i64 {
+    let r = c.cmd_str("CLIENT ID");
+    String::from_utf8_lossy(&r[1..r.len() - 2]).parse().unwrap()
+}
+
+/// HELLO's client id differs between the servers (each counts its own connections): blank it.
+pub fn mask_id(reply: Vec<u8>) -> Vec<u8> {
+    let tag = b"$2\r\nid\r\n:";
+    let Some(at) = reply.windows(tag.len()).position(|w| w == tag) else {
+        return reply;
+    };
+    let start = at + tag.len();
+    let end = start + reply[start..].iter().position(|&c| c == b'\r').unwrap();
+    let mut out = reply[..start].to_vec();
+    out.push(b'0');
+    out.extend_from_slice(&reply[end..]);
+    out
+}
+
+/// Waits until no client of a previous case is still subscribed (their close is asynchronous),
+/// then empties the server.
+pub fn settle(s: &Server) {
+    let mut c = s.raw();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let idle = c.cmd_str("PUBSUB NUMPAT") == b":0\r\n"
+            && c.cmd_str("PUBSUB CHANNELS") == b"*0\r\n"
+            && c.cmd_str("PUBSUB SHARDCHANNELS") == b"*0\r\n";
+        if idle || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    c.cmd_str("FLUSHALL");
+}
+
+/// The connections of one scenario run, opened on first use.
+struct Conns<'a> {
+    server: &'a Server,
+    /// Letters whose client id the scenario uses (`{id:b}`).
+    need_id: Vec<bool>,
+    conns: Vec<Option<Raw>>,
+    ids: Vec<i64>,
+}
+
+impl Conns<'_> {
+    /// Connection `who`, opened (and asked its id, if the scenario uses it) on first use.
+    fn get(&mut self, who: usize) -> &mut Raw {
+        while self.conns.len() <= who {
+            let mut c = self.server.raw();
+            let n = self.conns.len();
+            self.ids.push(if self.need_id[n] {
+                client_id(&mut c)
+            } else {
+                0
+            });
+            self.conns.push(Some(c));
+        }
+        self.conns[who]
+            .as_mut()
+            .unwrap_or_else(|| panic!("connection {} was closed", (b'a' + who as u8) as char))
+    }
+
+    /// `line` with `{id:x}` replaced by connection x's client id.
+    fn with_ids(&mut self, line: &str) -> String {
+        let mut s = line.to_string();
+        for who in 0..26 {
+            let tag = format!("{{id:{}}}", (b'a' + who as u8) as char);
+            if s.contains(&tag) {
+                self.get(who);
+                s = s.replace(&tag, &self.ids[who].to_string());
+            }
+        }
+        s
+    }
+}
+
+/// Runs one scenario on `server` and returns its transcript: one entry per recorded reply,
+/// `"{line number}: [{connection}] {line} -> {reply}"`. Line syntax:
+/// - `b:line` runs `line` on connection `b` (a letter; `a` by default); connections open on first
+///   use;
+/// - `cmd` sends a command and records its reply; `cmd1 ;; cmd2` sends the commands in one write
+///   and records every reply;
+/// - `!cmd` (or `!cmd1 ;; cmd2`, a pipeline) sends without reading;
+/// - `#cmd` sends and reads without recording (e.g. `#HELLO 3`);
+/// - `~cmd` records the reply with its top-level elements sorted (see `sorted_reply`);
+/// - `<` reads and records one more reply or pushed message, sending nothing (`read -> ...`);
+/// - `quiet` records what arrived within 150 ms without consuming it (normally nothing);
+/// - `close` closes the connection;
+/// - `info:field` records INFO's `field:value` line (command stats without their timings);
+/// - `sleep MS` lets the servers run for MS milliseconds (e.g. until a blocking command waits);
+/// - `{id:b}` in a command stands for connection `b`'s client id (asked when `b` opens; the
+///   transcript keeps the placeholder).
+///
+/// Every recorded reply has HELLO's client id masked (`mask_id`).
+pub fn run_scenario(server: &Server, lines: &[&str]) -> Vec<String> {
+    let text = lines.concat();
+    let mut cs = Conns {
+        server,
+        need_id: (0..26)
+            .map(|w| text.contains(&format!("{{id:{}}}", (b'a' + w as u8) as char)))
+            .collect(),
+        conns: Vec::new(),
+        ids: Vec::new(),
+    };
+    let mut log = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let (who, line) = match line.as_bytes() {
+            [w, b':', ..] if w.is_ascii_lowercase() => ((w - b'a') as usize, &line[2..]),
+            _ => (0, *line),
+        };
+        let name = (b'a' + who as u8) as char;
+        if let Some(ms) = line.strip_prefix("sleep ") {
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+            continue;
+        }
+        if line == "close" {
+            cs.get(who);
+            cs.conns[who] = None;
+            continue;
+        }
+        if line == "quiet" {
+            let conn = cs.get(who);
+            conn.s
+                .set_read_timeout(Some(Duration::from_millis(150)))
+                .unwrap();
+            let mut tmp = [0u8; 256];
+            let got = match conn.s.peek(&mut tmp) {
+                Ok(k) => show(&tmp[..k]),
+                Err(_) => String::new(),
+            };
+            conn.s
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            log.push(format!("{n}: [{name}] quiet -> {got:?}"));
+            continue;
+        }
+        if let Some(field) = line.strip_prefix("info:") {
+            let r = cs.get(who).cmd_str("INFO everything");
+            let text = String::from_utf8_lossy(&r).into_owned();
+            let found = text
+                .lines()
+                .find(|l| l.starts_with(&format!("{field}:")))
+                .unwrap_or("(absent)");
+            // Command stats: the call counts only (timings differ).
+            let found = found.split(",usec=").next().unwrap_or(found);
+            log.push(format!("{n}: [{name}] info -> {found}"));
+            continue;
+        }
+        if line == "<" {
+            let r = mask_id(cs.get(who).reply());
+            log.push(format!("{n}: [{name}] read -> {}", show(&r)));
+            continue;
+        }
+        let (line, silent, unrecorded, unordered) = match line.as_bytes().first() {
+            Some(b'!') => (&line[1..], true, false, false),
+            Some(b'#') => (&line[1..], false, true, false),
+            Some(b'~') => (&line[1..], false, false, true),
+            _ => (line, false, false, false),
+        };
+        let mut bytes = Vec::new();
+        for part in line.split(" ;; ") {
+            bytes.extend(encode_line(&cs.with_ids(part)));
+        }
+        let conn = cs.get(who);
+        conn.send(&bytes);
+        if silent {
+            continue;
+        }
+        for _ in line.split(" ;; ") {
+            let mut r = mask_id(conn.reply());
+            if unrecorded {
+                continue;
+            }
+            if unordered {
+                r = sorted_reply(&r);
+            }
+            log.push(format!("{n}: [{name}] {line} -> {}", show(&r)));
+        }
+    }
+    log
+}
+
+/// Runs each scenario (see `run_scenario`) on redis-server and on Goblin Core, both started with
+/// `args`, one after the other on one pair of servers (`settle`d before each), and asserts the
+/// transcripts are identical; returns Goblin Core's.
+pub fn scenarios(args: &[&str], cases: &[&[&str]]) -> Vec<Vec<String>> {
+    let r = redis(args);
+    let g = goblin(args);
+    let mut failures = Vec::new();
+    let mut logs = Vec::new();
+    for (case_no, case) in cases.iter().enumerate() {
+        settle(&r);
+        settle(&g);
+        let want = run_scenario(&r, case);
+        let got = run_scenario(&g, case);
+        for (w, o) in want.iter().zip(&got) {
+            if w != o {
+                failures.push(format!("case {case_no}:\n    redis:  {w}\n    goblin: {o}"));
+            }
+        }
+        if want.len() != got.len() {
+            failures.push(format!(
+                "case {case_no}: transcripts differ in length\nredis:\n{}\ngoblin:\n{}",
+                want.join("\n"),
+                got.join("\n")
+            ));
+        }
+        logs.push(got);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    logs
+}
+
+/// One scenario (see `run_scenario`) on fresh servers; returns Goblin Core's transcript.
+pub fn scenario(lines: &[&str]) -> Vec<String> {
+    scenarios(&[], &[lines]).pop().unwrap()
 }
