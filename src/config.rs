@@ -67,6 +67,7 @@ pub struct Config {
     pub list_max_listpack_size: i64,
     pub list_compress_depth: i64,
     pub lua_memory_limit: i64,
+    pub luau_memory_limit: i64,
     pub quickjs_memory_limit: i64,
 }
 
@@ -124,6 +125,7 @@ impl Default for Config {
             list_max_listpack_size: -2,
             list_compress_depth: 0,
             lua_memory_limit: 512 * 1024 * 1024,
+            luau_memory_limit: 512 * 1024 * 1024,
             quickjs_memory_limit: 512 * 1024 * 1024,
         }
     }
@@ -279,6 +281,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("list-max-listpack-size", int(|c| &mut c.list_max_listpack_size, i32::MIN as i64, i32::MAX as i64)).alias("list-max-ziplist-size"),
     d("list-compress-depth", int(|c| &mut c.list_compress_depth, 0, i32::MAX as i64)),
     d("lua-memory-limit", mem(|c| &mut c.lua_memory_limit, 0, i64::MAX)),
+    d("luau-memory-limit", mem(|c| &mut c.luau_memory_limit, 0, i64::MAX)),
     d("quickjs-memory-limit", mem(|c| &mut c.quickjs_memory_limit, 0, i64::MAX)),
 ];
 
@@ -294,7 +297,7 @@ fn set_save(c: &mut Config, args: &[String]) -> Result<(), String> {
     // Each `save` line adds save points; `save ""` clears them, as in Redis.
     let joined = args.join(" ");
     let parts: Vec<&str> = joined.split_whitespace().collect();
-    if parts.len() % 2 != 0 {
+    if !parts.len().is_multiple_of(2) {
         return Err("Invalid save parameters".into());
     }
     for p in &parts {
@@ -332,7 +335,7 @@ fn set_output_limit(c: &mut Config, args: &[String]) -> Result<(), String> {
         .split_whitespace()
         .map(String::from)
         .collect();
-    if parts.is_empty() || parts.len() % 4 != 0 {
+    if parts.is_empty() || !parts.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut current: Vec<(String, String)> = c

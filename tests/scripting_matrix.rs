@@ -20,6 +20,11 @@ const ENGINES: &[Engine] = &[
         ext: "lua",
     },
     Engine {
+        name: "luau",
+        prefix: "LUAU.",
+        ext: "luau",
+    },
+    Engine {
         name: "quickjs",
         prefix: "QUICKJS.",
         ext: "js",
@@ -129,7 +134,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad deletes on a matching token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("quickjs", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":1\\r\\n"),
@@ -137,7 +142,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad keeps on another token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("quickjs", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["other"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -145,7 +150,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a missing key",
             setup: &[],
-            scripts: &[("lua", "@cad"), ("quickjs", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -153,7 +158,7 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a wrong type",
             setup: &["HSET lock f v"],
-            scripts: &[("lua", "@cad"), ("quickjs", "@cad")],
+            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::ErrorStarting(
@@ -169,7 +174,11 @@ fn conversions_to_replies() {
         Case {
             name: "integer",
             setup: &[],
-            scripts: &[("lua", "return 42"), ("quickjs", "return 42")],
+            scripts: &[
+                ("lua", "return 42"),
+                ("luau", "return 42"),
+                ("quickjs", "return 42"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply(":42\\r\\n"),
@@ -177,7 +186,11 @@ fn conversions_to_replies() {
         Case {
             name: "negative fraction truncates",
             setup: &[],
-            scripts: &[("lua", "return -3.7"), ("quickjs", "return -3.7")],
+            scripts: &[
+                ("lua", "return -3.7"),
+                ("luau", "return -3.7"),
+                ("quickjs", "return -3.7"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply(":-3\\r\\n"),
@@ -185,7 +198,11 @@ fn conversions_to_replies() {
         Case {
             name: "binary-safe bytes",
             setup: &[],
-            scripts: &[("lua", "return ARGV[1]"), ("quickjs", "return ARGV[0]")],
+            scripts: &[
+                ("lua", "return ARGV[1]"),
+                ("luau", "return ARGV[1]"),
+                ("quickjs", "return ARGV[0]"),
+            ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
             expect: Expect::Reply("$6\\r\\na\u{0}b\\r\\n\u{7f}\\r\\n"),
@@ -193,7 +210,11 @@ fn conversions_to_replies() {
         Case {
             name: "nil",
             setup: &[],
-            scripts: &[("lua", "return nil"), ("quickjs", "return null")],
+            scripts: &[
+                ("lua", "return nil"),
+                ("luau", "return nil"),
+                ("quickjs", "return null"),
+            ],
             keys: &[],
             args: &[],
             expect: Expect::Reply("$-1\\r\\n"),
@@ -203,6 +224,7 @@ fn conversions_to_replies() {
             setup: &[],
             scripts: &[
                 ("lua", "return {1, 'two', {3}}"),
+                ("luau", "return {1, 'two', {3}}"),
                 ("quickjs", "return [1, 'two', [3]]"),
             ],
             keys: &[],
@@ -214,6 +236,7 @@ fn conversions_to_replies() {
             setup: &[],
             scripts: &[
                 ("lua", "return redis.status_reply('FINE')"),
+                ("luau", "return redis.status_reply('FINE')"),
                 ("quickjs", "return redis.status_reply('FINE')"),
             ],
             keys: &[],
@@ -225,6 +248,7 @@ fn conversions_to_replies() {
             setup: &[],
             scripts: &[
                 ("lua", "return redis.error_reply('MY failure')"),
+                ("luau", "return redis.error_reply('MY failure')"),
                 ("quickjs", "return redis.error_reply('MY failure')"),
             ],
             keys: &[],
@@ -236,6 +260,7 @@ fn conversions_to_replies() {
             setup: &[],
             scripts: &[
                 ("lua", "return {true, false}"),
+                ("luau", "return {true, false}"),
                 ("quickjs", "return [true, false]"),
             ],
             keys: &[],
@@ -247,6 +272,7 @@ fn conversions_to_replies() {
             setup: &[],
             scripts: &[
                 ("lua", "return {KEYS[1], KEYS[2], ARGV[1]}"),
+                ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
             ],
             keys: &["k1", "k2"],
@@ -268,6 +294,10 @@ fn server_replies_into_the_script() {
                     "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
                 ),
                 (
+                    "luau",
+                    "return {redis.call('INCR', KEYS[1]), redis.call('GET', KEYS[1])}",
+                ),
+                (
                     "quickjs",
                     "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
                 ),
@@ -285,6 +315,10 @@ fn server_replies_into_the_script() {
                     "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
                 ),
                 (
+                    "luau",
+                    "return redis.call('GET', KEYS[1]) == false and 'nil' or 'value'",
+                ),
+                (
                     "quickjs",
                     "return redis.call('GET', KEYS[0]) === null ? 'nil' : 'value'",
                 ),
@@ -298,6 +332,7 @@ fn server_replies_into_the_script() {
             setup: &[],
             scripts: &[
                 ("lua", "return redis.call('SET', KEYS[1], 'v')"),
+                ("luau", "return redis.call('SET', KEYS[1], 'v')"),
                 ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
             ],
             keys: &["k"],
@@ -309,6 +344,7 @@ fn server_replies_into_the_script() {
             setup: &["SET s abc"],
             scripts: &[
                 ("lua", "return redis.call('INCR', KEYS[1])"),
+                ("luau", "return redis.call('INCR', KEYS[1])"),
                 ("quickjs", "return redis.call('INCR', KEYS[0])"),
             ],
             keys: &["s"],
@@ -321,6 +357,10 @@ fn server_replies_into_the_script() {
             scripts: &[
                 (
                     "lua",
+                    "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
+                ),
+                (
+                    "luau",
                     "local r = redis.pcall('INCR', KEYS[1]) return 'caught: ' .. r.err",
                 ),
                 (
@@ -339,6 +379,7 @@ fn server_replies_into_the_script() {
             setup: &[],
             scripts: &[
                 ("lua", "return redis.call('NOSUCH')"),
+                ("luau", "return redis.call('NOSUCH')"),
                 ("quickjs", "return redis.call('NOSUCH')"),
             ],
             keys: &[],
@@ -350,6 +391,7 @@ fn server_replies_into_the_script() {
             setup: &[],
             scripts: &[
                 ("lua", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
             ],
             keys: &[],
@@ -361,6 +403,7 @@ fn server_replies_into_the_script() {
             setup: &[],
             scripts: &[
                 ("lua", "return redis.sha1hex('abc')"),
+                ("luau", "return redis.sha1hex('abc')"),
                 ("quickjs", "return redis.sha1hex('abc')"),
             ],
             keys: &[],
@@ -388,6 +431,28 @@ fn sandbox_escapes_are_refused() {
         ("lua", "rawset(_G, 'leak', 1)"),
         ("lua", "setmetatable(_G, {})"),
         ("lua", "string.rep = nil"),
+        ("luau", "return os.execute('true')"),
+        ("luau", "return io.open('/etc/passwd')"),
+        ("luau", "return require('os')"),
+        ("luau", "return require('./x')"),
+        ("luau", "return dofile('/etc/passwd')"),
+        ("luau", "return loadfile('/etc/passwd')"),
+        ("luau", "return loadstring('return 1')()"),
+        ("luau", "return load('return 1')()"),
+        ("luau", "return package.loadlib('libc.so.6', 'system')"),
+        ("luau", "return debug.info(1, 's')"),
+        ("luau", "return getfenv(1)"),
+        ("luau", "setfenv(1, {})"),
+        ("luau", "return newproxy(true)"),
+        ("luau", "print('x')"),
+        ("luau", "leak = 1"),
+        ("luau", "rawset(_G, 'leak', 1)"),
+        ("luau", "setmetatable(_G, {})"),
+        ("luau", "getmetatable(_G).__index = nil"),
+        ("luau", "string.rep = nil"),
+        ("luau", "getmetatable('').__index = {}"),
+        ("luau", "redis.call = nil"),
+        ("luau", "table.insert = nil"),
         ("quickjs", "return require('os')"),
         ("quickjs", "return std.loadFile('/etc/passwd')"),
         ("quickjs", "return os.exec(['true'])"),
@@ -479,7 +544,7 @@ fn nosuchscript_and_read_only_runs() {
             "-NOSCRIPT No matching script. Please use EVAL.\\r\\n"
         );
         let write = match engine.name {
-            "lua" => "return redis.call('SET', KEYS[1], 'v')",
+            "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
             "quickjs" => "return redis.call('SET', KEYS[0], 'v')",
             other => panic!("no write script for {other}"),
         };
@@ -504,6 +569,10 @@ fn memory_limit() {
         let (directive, bomb) = match engine.name {
             "lua" => (
                 "lua-memory-limit",
+                "local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end",
+            ),
+            "luau" => (
+                "luau-memory-limit",
                 "local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end",
             ),
             "quickjs" => (
@@ -532,7 +601,7 @@ fn memory_limit() {
         );
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
         let ok = match engine.name {
-            "lua" => "return 'still fine'",
+            "lua" | "luau" => "return 'still fine'",
             "quickjs" => "return 'still fine'",
             _ => unreachable!(),
         };
@@ -570,6 +639,19 @@ fn busy_scripts_kill_and_shutdown() {
                 "local n = 0 while true do n = n + 1 end",
                 "while true do pcall(function() while true do end end) end",
                 "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+            ],
+            "redis.call('SET', KEYS[1], 'written') while true do end",
+        ),
+        (
+            "luau",
+            &[
+                "while true do end",
+                "local n = 0 while true do n += 1 end",
+                "while true do pcall(function() while true do end end) end",
+                "local ok = false while not ok do ok = pcall(error, 'x') ok = false end",
+                "while true do xpcall(function() while true do end end, function(e) return e end) end",
+                "local function f() return f() end while true do pcall(f) end",
+                "local co = coroutine.wrap(function() while true do end end) co()",
             ],
             "redis.call('SET', KEYS[1], 'written') while true do end",
         ),
@@ -642,7 +724,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -652,7 +734,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -660,7 +742,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -670,7 +752,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -686,7 +768,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
     let mut c = g.raw();
     for engine in ENGINES {
         let script = match engine.name {
-            "lua" => "return redis.call('BLPOP', 'nolist', 0)",
+            "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
             "quickjs" => "return redis.call('BLPOP', 'nolist', 0)",
             other => panic!("no blocking case for {other}"),
         };
@@ -708,7 +790,7 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
     let g = goblin(&[]);
     for engine in ENGINES {
         let push = match engine.name {
-            "lua" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
+            "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
             "quickjs" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
             other => panic!("no push script for {other}"),
         };

@@ -322,7 +322,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
     if old_form {
         addr = Some(text(&args[2]).into_owned());
     } else {
-        if args.len() % 2 != 0 {
+        if !args.len().is_multiple_of(2) {
             return Err(SYNTAX.into());
         }
         for pair in (2..args.len()).step_by(2) {

@@ -368,6 +368,7 @@ fn families() -> &'static [&'static [Command]] {
         multi::COMMANDS,
         pubsub::COMMANDS,
         scripting::LUA_COMMANDS,
+        scripting::LUAU_COMMANDS,
         scripting::QUICKJS_COMMANDS,
         goblin::COMMANDS,
     ]

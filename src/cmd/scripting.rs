@@ -301,6 +301,9 @@ macro_rules! eval_commands {
 
 /// Lua 5.1: Redis's own EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT.
 pub const LUA_COMMANDS: &[Command] = eval_commands!("", "Lua", script_subcommands!("", "Lua"));
+/// Luau: LUAU.EVAL, LUAU.EVALSHA, LUAU.EVAL_RO, LUAU.EVALSHA_RO and LUAU.SCRIPT (`script::luau`).
+pub const LUAU_COMMANDS: &[Command] =
+    eval_commands!("luau.", "Luau", script_subcommands!("luau.", "Luau"));
 
 /// QuickJS: JavaScript scripts (QUICKJS.EVAL, QUICKJS.EVALSHA, QUICKJS.EVAL_RO,
 /// QUICKJS.EVALSHA_RO and QUICKJS.SCRIPT).

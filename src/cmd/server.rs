@@ -627,7 +627,7 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `CONFIG SET parameter value [parameter value ...]` — `+OK`; all or nothing.
 fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(err("wrong number of arguments for 'config|set' command"));
     }
     let mut seen: Vec<&'static str> = Vec::new();

@@ -316,7 +316,7 @@ fn mget(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `MSET key value [key value ...]`, `MSETNX key value [key value ...]` (all or nothing: 1 or 0)
 fn mset(ctx: &mut Ctx, args: Args) -> CmdResult {
     let nx = is(&args[0], "msetnx");
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         let name = if nx { "msetnx" } else { "mset" };
         return Err(err(format!(
             "wrong number of arguments for '{name}' command"

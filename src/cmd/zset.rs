@@ -150,7 +150,7 @@ fn zadd_generic(ctx: &mut Ctx, args: Args, zincrby: bool) -> CmdResult {
         at += 1;
     }
     let elements = args.len() - at;
-    if elements % 2 != 0 || elements == 0 {
+    if !elements.is_multiple_of(2) || elements == 0 {
         return Err(SYNTAX.into());
     }
     let elements = elements / 2;

@@ -20,6 +20,7 @@
 pub mod cache;
 pub mod codec;
 pub mod lua;
+pub mod luau;
 pub mod quickjs;
 pub mod resp;
 
@@ -187,6 +188,7 @@ impl Scripting {
     pub fn new(config: &crate::config::Config) -> Scripting {
         let mut engines: [Option<Box<dyn Engine>>; 6] = Default::default();
         engines[EngineId::Lua.index()] = Some(Box::new(lua::Lua::new(config)));
+        engines[EngineId::Luau.index()] = Some(Box::new(luau::Luau::new(config)));
         engines[EngineId::QuickJs.index()] = Some(Box::new(quickjs::QuickJs::new(config)));
         Scripting {
             engines,

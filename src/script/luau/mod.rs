@@ -1,0 +1,627 @@
+//! The Luau engine behind LUAU.EVAL, LUAU.EVALSHA, LUAU.EVAL_RO, LUAU.EVALSHA_RO and LUAU.SCRIPT.
+//!
+//! # Linking (see `script::lua` for the decision)
+//! Luau comes from `mlua` (its `luau` feature builds the pinned `luau0-src` crate), which owns the
+//! unprefixed `lua_*` symbols; Lua 5.1 is our own `gl51_`-renamed build, so the two VMs link side by
+//! side (`tests/scripting_luau.rs` runs them interleaved in one server). `mlua` creates the VM with
+//! its allocator (memory accounting and `set_memory_limit`) and runs the set-up protected
+//! (`exec_raw`); everything per call is the raw C API through `mlua::ffi`, because `mlua`'s
+//! high-level call path allocates per call (a fresh closure for each protected call, value handles
+//! for each argument) and that is most of the cost of a script as small as compare-and-delete.
+//!
+//! # A script
+//! `load` compiles the body with the Luau compiler into bytecode, prefixed by
+//! `local KEYS, ARGV = ...;` on its first line (line numbers are unchanged), and loads the bytecode
+//! once into a function kept in the registry (the cache holds its reference). KEYS and ARGV are the
+//! chunk's arguments, not globals: with the globals read-only and `safeenv` on, Luau resolves global
+//! lookups when a chunk is loaded, so globals set per call would be read stale.
+//!
+//! `run` makes one protected call of the `entry` trampoline (a C function kept in the registry, so
+//! no closure is made per call), which builds KEYS and ARGV, calls the chunk in a nested protected
+//! call and writes its result or its error through the `Sink`. Everything that can allocate in the
+//! VM (and so fail at the memory limit) happens inside the outer protected call; if it fails the
+//! partial reply is discarded. Host functions (`api.rs`) and the interrupt find the `Run` through
+//! `CURRENT`.
+//!
+//! # Budget and limits
+//! Luau calls the interrupt callback at every loop back edge and call. Ours counts down and asks
+//! `Run::check_budget` every `CHECK_EVERY` interrupts (`mlua`'s `set_interrupt` wraps each
+//! interrupt in its callback machinery, too heavy for every back edge of a hot loop). Once a script
+//! is killed every later interrupt raises again, so `pcall` cannot swallow the kill. Memory: `mlua`'s
+//! allocator refuses allocations past `luau-memory-limit`; the script fails with an error reply.
+//!
+//! # The sandbox
+//! Only the allow-listed globals exist; `_G`, every library table and the string metatable are
+//! read-only (`luaL_sandbox`); reading a missing global is an error; no `os`, `io`, `debug`,
+//! `require`, `loadstring`, `getfenv`/`setfenv`, `print` or `newproxy`.
+
+mod api;
+
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+use mlua::ffi::{self, lua_State};
+
+use super::cache::{ScriptCache, Sha};
+use super::{Engine, EngineId, Run, Sink, Stop};
+use crate::cmd::Args;
+
+/// Interrupts (loop back edges and calls) between two budget checks.
+const CHECK_EVERY: u32 = 10_000;
+
+/// What runs before a script's first line, on that line.
+const CHUNK_PREFIX: &[u8] = b"local KEYS, ARGV = ...; ";
+
+/// The chunk name: errors read `user_script:3: ...`, as Redis's Lua scripts'.
+const CHUNK_NAME: &std::ffi::CStr = c"@user_script";
+
+thread_local! {
+    /// The `Run` of the script executing now (type-erased: it borrows the server for the call).
+    static CURRENT: Cell<*mut c_void> = const { Cell::new(ptr::null_mut()) };
+    /// Interrupts left before the next budget check; 0 once the script is killed.
+    static TICKS: Cell<u32> = const { Cell::new(CHECK_EVERY) };
+    /// Set by SCRIPT KILL (or shutdown): every later interrupt raises.
+    static KILLED: Cell<bool> = const { Cell::new(false) };
+    /// The running script hit the memory limit (even if a `pcall` saw it first).
+    static OUT_OF_MEMORY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The running script's context, for host functions and the interrupt. Only set inside `run`.
+///
+/// # Safety
+/// Called only from host functions and the interrupt, which Luau invokes while `run` holds the
+/// `Run` exclusively for the call and does not touch it itself.
+unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
+    let p = CURRENT.with(|c| c.get());
+    unsafe { (p as *mut Run).as_mut() }
+}
+
+pub struct Luau {
+    lua: mlua::Lua,
+    /// The main state (stable for the VM's life): the per-call path drives it directly.
+    l: *mut lua_State,
+    cache: ScriptCache<c_int>,
+    /// Registry reference of the `entry` trampoline.
+    entry: c_int,
+    /// The memory limit in force (re-read from the config at each run).
+    limit: usize,
+}
+
+/// The globals a script sees: Luau's safe library minus what reaches outside the VM or defeats
+/// the sandbox, plus `redis`.
+const ALLOWED_GLOBALS: &[&str] = &[
+    "_G",
+    "_VERSION",
+    "assert",
+    "bit32",
+    "buffer",
+    "collectgarbage",
+    "coroutine",
+    "error",
+    "gcinfo",
+    "getmetatable",
+    "ipairs",
+    "math",
+    "next",
+    "pairs",
+    "pcall",
+    "rawequal",
+    "rawget",
+    "rawlen",
+    "rawset",
+    "redis",
+    "select",
+    "setmetatable",
+    "string",
+    "table",
+    "tonumber",
+    "tostring",
+    "type",
+    "typeof",
+    "unpack",
+    "utf8",
+    "xpcall",
+];
+
+impl Luau {
+    pub fn new(config: &crate::config::Config) -> Luau {
+        use mlua::StdLib;
+        let libs = StdLib::COROUTINE
+            | StdLib::TABLE
+            | StdLib::STRING
+            | StdLib::BIT
+            | StdLib::UTF8
+            | StdLib::MATH
+            | StdLib::BUFFER;
+        let lua =
+            mlua::Lua::new_with(libs, mlua::LuaOptions::default()).expect("the Luau VM starts");
+        let mut l = ptr::null_mut();
+        let mut entry = 0;
+        // SAFETY: set-up runs protected by `exec_raw`, on the main state, with a balanced stack.
+        unsafe {
+            lua.exec_raw::<()>((), |state| {
+                l = state;
+                api::register(state);
+                ffi::lua_pushcclosurek(state, entry_trampoline, c"entry".as_ptr(), 0, None);
+                entry = ffi::lua_ref(state, -1);
+                ffi::lua_settop(state, -2);
+                sandbox(state);
+            })
+            .expect("the Luau VM is set up");
+            (*ffi::lua_callbacks(l)).interrupt = Some(interrupt);
+            ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
+        }
+        let limit = config.luau_memory_limit as usize;
+        lua.set_memory_limit(limit)
+            .expect("mlua's allocator keeps the accounts");
+        Luau {
+            lua,
+            l,
+            cache: ScriptCache::default(),
+            entry,
+            limit,
+        }
+    }
+}
+
+/// Removes every global not on the allow-list, makes reading a missing global an error, and locks
+/// `_G`, the libraries and the string metatable read-only (with `safeenv`, which lets Luau resolve
+/// global and library lookups once, at load).
+unsafe fn sandbox(l: *mut lua_State) {
+    unsafe {
+        // Collect the names first: a table must not change while `lua_next` walks it.
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, ffi::LUA_GLOBALSINDEX) != 0 {
+            ffi::lua_settop(l, -2);
+            if let Some(k) = to_bytes(l, -1) {
+                names.push(k.to_vec());
+            }
+        }
+        for name in names {
+            if !ALLOWED_GLOBALS.iter().any(|a| a.as_bytes() == &name[..]) {
+                push_bytes(l, &name);
+                ffi::lua_pushnil(l);
+                ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
+            }
+        }
+        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_pushcclosurek(l, api::missing_global, c"__index".as_ptr(), 0, None);
+        ffi::lua_rawsetfield(l, -2, c"__index".as_ptr());
+        ffi::lua_setreadonly(l, -1, 1);
+        ffi::lua_setmetatable(l, ffi::LUA_GLOBALSINDEX);
+        ffi::luaL_sandbox(l, 1);
+    }
+}
+
+/// What `run` hands the trampoline (as a light userdata).
+struct Frame<'f> {
+    run: *mut Run<'f, 'f>,
+    keys: Args<'f>,
+    argv: Args<'f>,
+    func: c_int,
+}
+
+/// The protected body of a call: KEYS and ARGV, the chunk (in a nested protected call), and its
+/// result or error written as the reply.
+unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
+    unsafe {
+        let frame = &mut *(ffi::lua_touserdata(l, 1) as *mut Frame);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, frame.func);
+        push_array(l, frame.keys);
+        push_array(l, frame.argv);
+        let st = ffi::lua_pcall(l, 2, 1, 0);
+        KILLED.with(|k| k.set(false));
+        // The chunk has returned: no host function holds the `Run` any more.
+        let run = &mut *frame.run;
+        let resp = run.resp;
+        let sha = run.sha;
+        let mut sink = Sink::new(run.ctx.out);
+        match st {
+            ffi::LUA_OK => reply(l, &mut sink, resp),
+            ffi::LUA_ERRMEM => OUT_OF_MEMORY.with(|o| o.set(true)),
+            _ => error_reply(l, &mut sink, &sha),
+        }
+        0
+    }
+}
+
+/// Pushes `args` as a Luau array of strings.
+unsafe fn push_array(l: *mut lua_State, args: Args) {
+    unsafe {
+        ffi::lua_createtable(l, args.len() as c_int, 0);
+        for (i, a) in args.iter().enumerate() {
+            push_bytes(l, a);
+            ffi::lua_rawseti_(l, -2, i as c_int + 1);
+        }
+    }
+}
+
+pub(crate) unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
+    unsafe { ffi::lua_pushlstring_(l, b.as_ptr() as *const _, b.len()) }
+}
+
+/// The bytes of the string at `idx`; `None` for any other type (numbers are not converted, so the
+/// stack is never changed).
+pub(crate) unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+    unsafe {
+        if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
+            return None;
+        }
+        let mut len = 0;
+        let p = ffi::lua_tolstring(l, idx, &mut len);
+        Some(std::slice::from_raw_parts(p as *const u8, len))
+    }
+}
+
+/// Luau's interrupt: at loop back edges and calls (and GC steps, `gc >= 0`, where raising is not
+/// allowed). Every `CHECK_EVERY` interrupts it asks the shared budget; a kill raises, and keeps
+/// raising at every later interrupt.
+unsafe extern "C-unwind" fn interrupt(l: *mut lua_State, gc: c_int) {
+    if gc >= 0 {
+        return;
+    }
+    let left = TICKS.with(|t| t.get());
+    if left > 0 {
+        TICKS.with(|t| t.set(left - 1));
+        return;
+    }
+    if !KILLED.with(|k| k.get()) {
+        TICKS.with(|t| t.set(CHECK_EVERY));
+        // SAFETY: interrupts run inside `run`'s protected call, with CURRENT set.
+        let Some(run) = (unsafe { current() }) else {
+            return;
+        };
+        match run.check_budget() {
+            None => return,
+            Some(Stop::Killed(_)) => {
+                KILLED.with(|k| k.set(true));
+                TICKS.with(|t| t.set(0));
+            }
+        }
+    }
+    // SAFETY: raising from the interrupt of running Lua code (not a GC step) is allowed.
+    unsafe {
+        api::push_error_table(l, super::KILLED_ERROR.as_bytes(), Some(0));
+        ffi::lua_error(l);
+    }
+}
+
+impl Engine for Luau {
+    fn id(&self) -> EngineId {
+        EngineId::Luau
+    }
+
+    fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
+        if self.cache.contains(sha) {
+            if pinned {
+                self.cache.pin(sha);
+            }
+            return Ok(());
+        }
+        let flags = super::shebang_flags(EngineId::Luau, body).map_err(|e| format!("ERR {e}"))?;
+        let mut src = Vec::with_capacity(CHUNK_PREFIX.len() + body.len());
+        src.extend_from_slice(CHUNK_PREFIX);
+        src.extend_from_slice(body);
+        if body.starts_with(b"#!") {
+            // The shebang line stays, as a comment.
+            src[CHUNK_PREFIX.len()..CHUNK_PREFIX.len() + 2].copy_from_slice(b"--");
+        }
+        let mut options = ffi::lua_CompileOptions::default();
+        options.optimizationLevel = 2;
+        options.debugLevel = 1;
+        // SAFETY: the compiler only reads the source.
+        let bytecode = unsafe { ffi::luau_compile(&src, options) };
+        let mut loaded: Result<c_int, String> = Err(String::new());
+        // SAFETY: `luau_load` runs protected by `exec_raw`; the stack is balanced on both paths.
+        let protected = unsafe {
+            self.lua.exec_raw::<()>((), |l| {
+                let st = ffi::luau_load(
+                    l,
+                    CHUNK_NAME.as_ptr(),
+                    bytecode.as_ptr() as *const _,
+                    bytecode.len(),
+                    0,
+                );
+                if st == 0 {
+                    loaded = Ok(ffi::lua_ref(l, -1));
+                } else {
+                    let msg = to_bytes(l, -1).unwrap_or_default();
+                    loaded = Err(String::from_utf8_lossy(msg).into_owned());
+                }
+                ffi::lua_settop(l, -2);
+            })
+        };
+        let func = match (protected, loaded) {
+            (Ok(()), Ok(func)) => func,
+            (Ok(()), Err(msg)) => {
+                return Err(format!("ERR Error compiling script (new function): {msg}"))
+            }
+            (Err(mlua::Error::MemoryError(_)), _) => {
+                return Err("ERR Error compiling script: not enough memory".into())
+            }
+            (Err(e), _) => return Err(format!("ERR Error compiling script (new function): {e}")),
+        };
+        for gone in self.cache.insert(*sha, func, flags, body.len(), pinned) {
+            // SAFETY: a reference we took above.
+            unsafe { ffi::lua_unref(self.l, gone) };
+        }
+        Ok(())
+    }
+
+    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
+        self.cache.flags(sha)
+    }
+
+    fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
+        let Some(&func) = self.cache.get(sha) else {
+            return false;
+        };
+        // CONFIG SET luau-memory-limit takes effect from the next call.
+        let limit = run.ctx.srv.config.luau_memory_limit as usize;
+        if limit != self.limit {
+            self.limit = limit;
+            let _ = self.lua.set_memory_limit(limit);
+        }
+        let l = self.l;
+        let mark = (run.ctx.out.buf.len(), run.ctx.out.errors.len());
+        TICKS.with(|t| t.set(CHECK_EVERY));
+        KILLED.with(|k| k.set(false));
+        OUT_OF_MEMORY.with(|o| o.set(false));
+        let run_ptr = run as *mut Run as *mut c_void;
+        CURRENT.with(|c| c.set(run_ptr));
+        let mut frame = Frame {
+            run: run_ptr as *mut Run,
+            keys,
+            argv,
+            func,
+        };
+        // SAFETY: no allocation happens outside the protected call (pushing a registry value and
+        // a light userdata does not allocate); the stack is restored afterwards. Host functions
+        // reach the `Run` through CURRENT only while the call runs, and `frame.run` is used by
+        // the trampoline only after the chunk returned.
+        let st = unsafe {
+            let top = ffi::lua_gettop(l);
+            ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, self.entry);
+            ffi::lua_pushlightuserdata(l, &mut frame as *mut Frame as *mut c_void);
+            let st = ffi::lua_pcall(l, 1, 0, 0);
+            ffi::lua_settop(l, top);
+            st
+        };
+        CURRENT.with(|c| c.set(ptr::null_mut()));
+        KILLED.with(|k| k.set(false));
+        if st != ffi::LUA_OK || OUT_OF_MEMORY.with(|o| o.get()) {
+            // Whatever the trampoline had written is cut (it failed half way, out of memory).
+            run.ctx.out.truncate(mark.0);
+            run.ctx.out.errors.truncate(mark.1);
+            run.ctx.out.error(&format!(
+                "ERR Out of memory running script (luau-memory-limit is {} bytes) script: {}",
+                self.limit,
+                run.sha_str()
+            ));
+        }
+        if self.limit > 0 && self.lua.used_memory() > self.limit / 2 {
+            // A script that came close to the limit gives its garbage back now.
+            // SAFETY: a full collection is allowed between calls (Luau's GC does not raise).
+            unsafe { ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0) };
+        }
+        true
+    }
+
+    fn flush(&mut self) {
+        for r in self.cache.drain() {
+            // SAFETY: references we took in `load`.
+            unsafe { ffi::lua_unref(self.l, r) };
+        }
+        // SAFETY: a full collection is always allowed between calls.
+        unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
+    }
+
+    fn memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    fn cache_len(&self) -> usize {
+        self.cache.len()
+    }
+
+    fn cache_body_bytes(&self) -> usize {
+        self.cache.body_bytes()
+    }
+
+    fn evicted(&self) -> u64 {
+        self.cache.evicted
+    }
+}
+
+/// The error reply for a failed chunk, in the shape of the Lua engine's: `<error> script: <sha>`,
+/// and `, on @user_script:<line>.` when the line is known (an error raised by `redis.call` or a
+/// kill carries it; a runtime error's message starts with `user_script:<line>:`).
+unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &Sha) {
+    let sha = std::str::from_utf8(sha).unwrap_or_default();
+    unsafe {
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_rawgetfield(l, -1, c"err".as_ptr());
+            let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+            ffi::lua_rawgetfield(l, -2, c"line".as_ptr());
+            let line = (ffi::lua_type(l, -1) == ffi::LUA_TNUMBER).then(|| ffi::lua_tonumber(l, -1));
+            ffi::lua_settop(l, -3);
+            let msg = msg.unwrap_or_else(|| "ERR unknown error".into());
+            let msg = msg.trim_end_matches(['\r', '\n']);
+            match line {
+                Some(n) => sink
+                    .out
+                    .error(&format!("{msg} script: {sha}, on @user_script:{n}.")),
+                None => sink.out.error(&format!("{msg} script: {sha}")),
+            }
+            return;
+        }
+        let msg = match ffi::lua_type(l, -1) {
+            ffi::LUA_TSTRING => {
+                String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
+            }
+            ffi::LUA_TNUMBER => crate::util::fmt_g17(ffi::lua_tonumber(l, -1)),
+            ffi::LUA_TNIL => "nil".into(),
+            _ => "(error object is not a string)".into(),
+        };
+        let line = msg
+            .strip_prefix("user_script:")
+            .and_then(|rest| rest.split(':').next())
+            .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
+        match line {
+            Some(n) => sink
+                .out
+                .error(&format!("ERR {msg} script: {sha}, on @user_script:{n}.")),
+            None => sink.out.error(&format!("ERR {msg} script: {sha}")),
+        }
+    }
+}
+
+/// Converts the Luau value on top of the stack into the reply (as Redis's `luaReplyToRedisReply`).
+unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
+    unsafe {
+        match ffi::lua_type(l, -1) {
+            ffi::LUA_TSTRING => sink.out.bulk(to_bytes(l, -1).unwrap_or_default()),
+            ffi::LUA_TBOOLEAN => {
+                let b = ffi::lua_toboolean(l, -1) != 0;
+                if resp == 2 {
+                    if b {
+                        sink.out.int(1);
+                    } else {
+                        sink.out.null();
+                    }
+                } else {
+                    sink.out.bool(b);
+                }
+            }
+            // Redis replies what C's `(long long)` cast gives (NaN and out of range: LLONG_MIN).
+            ffi::LUA_TNUMBER => sink
+                .out
+                .int(crate::script::codec::cast_i64(ffi::lua_tonumber(l, -1))),
+            ffi::LUA_TINTEGER => sink.out.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
+            ffi::LUA_TBUFFER => {
+                let mut len = 0;
+                let p = ffi::lua_tobuffer(l, -1, &mut len) as *const u8;
+                let bytes = if len == 0 {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(p, len)
+                };
+                sink.out.bulk(bytes);
+            }
+            ffi::LUA_TTABLE => table_reply(l, sink, resp),
+            _ => sink.out.null(),
+        }
+    }
+}
+
+unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
+    unsafe {
+        if ffi::lua_checkstack(l, 4) == 0 {
+            sink.out.error("ERR reached lua stack limit");
+            return;
+        }
+        if !sink.enter() {
+            return;
+        }
+        // Field checks in Redis's order: err, ok, double, big_number, map, set, verbatim_string.
+        ffi::lua_rawgetfield(l, -1, c"err".as_ptr());
+        if let Some(e) = to_bytes(l, -1) {
+            sink.error(e);
+            ffi::lua_settop(l, -2);
+            sink.leave();
+            return;
+        }
+        ffi::lua_settop(l, -2);
+        ffi::lua_rawgetfield(l, -1, c"ok".as_ptr());
+        if let Some(s) = to_bytes(l, -1) {
+            sink.status(s);
+            ffi::lua_settop(l, -2);
+            sink.leave();
+            return;
+        }
+        ffi::lua_settop(l, -2);
+        if resp3_table(l, sink) {
+            sink.leave();
+            return;
+        }
+        // An array up to the first nil.
+        let mut n = 0;
+        while ffi::lua_rawgeti_(l, -1, n + 1) != ffi::LUA_TNIL {
+            ffi::lua_settop(l, -2);
+            n += 1;
+        }
+        ffi::lua_settop(l, -2);
+        sink.out.array(n as usize);
+        for i in 1..=n {
+            ffi::lua_rawgeti_(l, -1, i);
+            reply(l, sink, resp);
+            ffi::lua_settop(l, -2);
+        }
+        sink.leave();
+    }
+}
+
+/// The RESP3 table forms (`{double=}`, `{map=}`, ...), honoured whatever the script's protocol (the
+/// reply builder downgrades them for RESP2 clients, as Redis does); false if none of them.
+unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
+    unsafe {
+        if ffi::lua_rawgetfield(l, -1, c"double".as_ptr()) == ffi::LUA_TNUMBER {
+            sink.out.double(ffi::lua_tonumber(l, -1));
+            ffi::lua_settop(l, -2);
+            return true;
+        }
+        ffi::lua_settop(l, -2);
+        ffi::lua_rawgetfield(l, -1, c"big_number".as_ptr());
+        if let Some(digits) = to_bytes(l, -1) {
+            sink.big_number(digits);
+            ffi::lua_settop(l, -2);
+            return true;
+        }
+        ffi::lua_settop(l, -2);
+        for (kind, name) in [(0, c"map"), (1, c"set")] {
+            if ffi::lua_rawgetfield(l, -1, name.as_ptr()) == ffi::LUA_TTABLE {
+                let mut n = 0;
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, -2) != 0 {
+                    ffi::lua_settop(l, -2);
+                    n += 1;
+                }
+                if kind == 0 {
+                    sink.out.map(n);
+                } else {
+                    sink.out.set(n);
+                }
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, -2) != 0 {
+                    ffi::lua_pushvalue(l, -2);
+                    reply(l, sink, 3);
+                    ffi::lua_settop(l, -2);
+                    if kind == 0 {
+                        reply(l, sink, 3);
+                    }
+                    ffi::lua_settop(l, -2);
+                }
+                ffi::lua_settop(l, -2);
+                return true;
+            }
+            ffi::lua_settop(l, -2);
+        }
+        if ffi::lua_rawgetfield(l, -1, c"verbatim_string".as_ptr()) == ffi::LUA_TTABLE {
+            ffi::lua_rawgetfield(l, -1, c"format".as_ptr());
+            ffi::lua_rawgetfield(l, -2, c"string".as_ptr());
+            let done = match (to_bytes(l, -2), to_bytes(l, -1)) {
+                (Some(f), Some(t)) => {
+                    sink.verbatim(f, t);
+                    true
+                }
+                _ => false,
+            };
+            ffi::lua_settop(l, -4);
+            return done;
+        }
+        ffi::lua_settop(l, -2);
+        false
+    }
+}
