@@ -7,7 +7,7 @@
 mod common;
 use std::time::{Duration, Instant};
 
-use common::{client_id, compare_both, encode, goblin, redis, scenario, show};
+use common::{client_id, compare_both, encode, goblin, scenario};
 
 #[test]
 fn push_pop_len() {
@@ -825,121 +825,55 @@ fn redis_crate_blocking() {
 
 #[test]
 fn command_info_and_docs_match_redis() {
-    let names = [
-        "lpush",
-        "rpush",
-        "lpushx",
-        "rpushx",
-        "lpop",
-        "rpop",
-        "llen",
-        "lrange",
-        "lindex",
-        "lset",
-        "lrem",
-        "ltrim",
-        "linsert",
-        "lpos",
-        "lmove",
-        "rpoplpush",
-        "blpop",
-        "brpop",
-        "blmove",
-        "brpoplpush",
-        "lmpop",
-        "blmpop",
-        "client|unblock",
-    ];
-    let r = redis(&[]);
-    let g = goblin(&[]);
-    let (mut rc, mut gc) = (r.raw(), g.raw());
-    for n in names {
-        let line = format!("COMMAND INFO {n}");
-        let (want, got) = (rc.cmd_str(&line), gc.cmd_str(&line));
-        // Name, arity, flags and key positions exactly; ACL categories as a set. (Key specs are
-        // beyond what our table expresses.)
-        let parts = |b: &[u8]| {
-            let text = show(b);
-            let toks: Vec<&str> = text.split("\\r\\n").collect();
-            let first_cat = toks.iter().position(|t| t.starts_with("+@")).unwrap();
-            let mut cats: Vec<String> = toks[first_cat..]
-                .iter()
-                .take_while(|t| t.starts_with("+@"))
-                .map(|t| t.to_string())
-                .collect();
-            cats.sort();
-            (toks[..first_cat - 1].join(" "), cats)
-        };
-        assert_eq!(parts(&want), parts(&got), "{line}");
-    }
-    // Docs: every leaf (names, types, tokens, flags, summary, since, complexity) in order, without
-    // the aggregate headers and the key-spec indexes our table has no key specs for. Commands with
-    // a history or a deprecation note (which the table cannot express) compare their arguments.
-    let leaves = |b: &[u8]| {
-        let text = show(b);
-        let toks: Vec<String> = text.split("\\r\\n").map(String::from).collect();
-        let mut out: Vec<String> = Vec::new();
-        let mut i = 0;
-        while i < toks.len() {
-            let t = &toks[i];
-            if t == "key_spec_index" {
-                out.pop(); // its `$14` length line
-                i += 2;
-                continue;
-            }
-            if !t.starts_with(['*', '%']) {
-                out.push(t.clone());
-            }
-            i += 1;
-        }
-        out
-    };
-    // From `arguments` on, without the per-argument `since` (not expressible either).
-    let arguments = |l: Vec<String>| {
-        let k = l.iter().position(|t| t == "arguments").unwrap();
-        let mut out: Vec<String> = Vec::new();
-        let mut i = k;
-        while i < l.len() {
-            if l[i] == "since" {
-                out.pop();
-                i += 3;
-                continue;
-            }
-            out.push(l[i].clone());
-            i += 1;
-        }
-        out
-    };
-    for n in [
-        "lpos",
-        "lrange",
-        "lindex",
-        "lset",
-        "lrem",
-        "ltrim",
-        "linsert",
-        "llen",
-        "lmove",
-        "lmpop",
-        "blmove",
-        "blmpop",
-        "lpush",
-        "rpush",
-        "lpushx",
-        "rpushx",
-        "lpop",
-        "rpop",
-        "blpop",
-        "brpop",
-        "rpoplpush",
-        "brpoplpush",
-    ] {
-        let line = format!("COMMAND DOCS {n}");
-        let (want, got) = (leaves(&rc.cmd_str(&line)), leaves(&gc.cmd_str(&line)));
-        if want.iter().any(|t| t == "history" || t == "doc_flags") {
-            assert_eq!(arguments(want), arguments(got), "{line}");
-        } else {
-            assert_eq!(want, got, "{line}");
-        }
-    }
+    common::command_info_and_docs_match_redis(
+        &[
+            "lpush",
+            "rpush",
+            "lpushx",
+            "rpushx",
+            "lpop",
+            "rpop",
+            "llen",
+            "lrange",
+            "lindex",
+            "lset",
+            "lrem",
+            "ltrim",
+            "linsert",
+            "lpos",
+            "lmove",
+            "rpoplpush",
+            "blpop",
+            "brpop",
+            "blmove",
+            "brpoplpush",
+            "lmpop",
+            "blmpop",
+            "client|unblock",
+        ],
+        &[
+            "lpos",
+            "lrange",
+            "lindex",
+            "lset",
+            "lrem",
+            "ltrim",
+            "linsert",
+            "llen",
+            "lmove",
+            "lmpop",
+            "blmove",
+            "blmpop",
+            "lpush",
+            "rpush",
+            "lpushx",
+            "rpushx",
+            "lpop",
+            "rpop",
+            "blpop",
+            "brpop",
+            "rpoplpush",
+            "brpoplpush",
+        ],
+    );
 }
