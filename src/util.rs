@@ -177,6 +177,12 @@ pub mod clock {
         static NO_TOUCH: Cell<bool> = const { Cell::new(false) };
         static START: Instant = Instant::now();
         static START_MS: i64 = wall_us() / 1000;
+        /// The wall clock (µs) and the tick counter read together by the last `update`.
+        static BASE: Cell<(i64, u64)> = const { Cell::new((0, 0)) };
+        /// `ticks()` when the innermost running command started.
+        static CALL_START: Cell<u64> = const { Cell::new(0) };
+        /// How many commands are running (one, or more when EXEC or a script runs others).
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
     }
 
     pub fn wall_us() -> i64 {
@@ -186,12 +192,103 @@ pub mod clock {
             .unwrap_or(0)
     }
 
-    /// Refreshes the cached time; called by the dispatch gate before each command.
+    /// Reads the wall clock; called once per event-loop turn and by the cron.
     pub fn update() {
-        let now = wall_us() / 1000;
+        let base = (wall_us(), ticks());
+        BASE.with(|b| b.set(base));
+        set_now(base.0);
+    }
+
+    /// Refreshes the cached time from the tick counter `now` and the turn's wall clock reading (no
+    /// system call), so a command after a slow one in the same pipeline still sees the time move on.
+    fn advance_to(now: u64) {
+        let (wall, at) = BASE.with(|b| b.get());
+        let elapsed = ticks_to_ns(now.saturating_sub(at)) / 1000;
+        set_now(wall + elapsed as i64);
+    }
+
+    fn set_now(wall_us: i64) {
+        let now = wall_us / 1000;
         NOW_MS.with(|c| c.set(now));
         let start = START_MS.with(|s| *s);
         LRU_NOW.with(|c| c.set(((now - start).max(0) / 1000) as u32));
+    }
+
+    /// A monotonic counter for timing commands (commandstats) and scripts (the busy threshold),
+    /// which read it twice per call, nested calls included: the CPU's time-stamp counter where it is
+    /// invariant (a few ns), else nanoseconds from `Instant` (a `clock_gettime` each).
+    pub fn ticks() -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if tsc::scale().is_some() {
+            // SAFETY: RDTSC exists on every x86-64 CPU.
+            return unsafe { std::arch::x86_64::_rdtsc() };
+        }
+        START.with(|s| s.elapsed().as_nanos() as u64)
+    }
+
+    /// Reads `ticks()` as a command starts (scripts take their start time from it). An outermost
+    /// command also refreshes the cached time, Redis's per-command snapshot; the commands it runs
+    /// (EXEC's queue, a script's calls) see that same instant.
+    pub fn start_call() -> u64 {
+        let t = ticks();
+        CALL_START.with(|c| c.set(t));
+        if DEPTH.with(|d| d.replace(d.get() + 1)) == 0 {
+            advance_to(t);
+        }
+        t
+    }
+
+    /// Pairs with `start_call`.
+    pub fn end_call() {
+        DEPTH.with(|d| d.set(d.get() - 1));
+    }
+
+    /// `ticks()` when the innermost running command started.
+    pub fn call_start() -> u64 {
+        CALL_START.with(|c| c.get())
+    }
+
+    /// Nanoseconds in `ticks` ticks.
+    pub fn ticks_to_ns(ticks: u64) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(scale) = tsc::scale() {
+            return ((u128::from(ticks) * u128::from(scale)) >> 32) as u64;
+        }
+        ticks
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    mod tsc {
+        use std::arch::x86_64::{__cpuid, _rdtsc};
+        use std::sync::OnceLock;
+        use std::time::{Duration, Instant};
+
+        /// Nanoseconds per tick in 32.32 fixed point, or None without an invariant TSC (one that
+        /// ticks at a constant rate across frequency changes and sleep states).
+        pub fn scale() -> Option<u64> {
+            static SCALE: OnceLock<Option<u64>> = OnceLock::new();
+            *SCALE.get_or_init(calibrate)
+        }
+
+        fn calibrate() -> Option<u64> {
+            // Leaf 0x8000_0007 (EDX bit 8: invariant TSC) is read only if the CPU reports it.
+            let invariant =
+                __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0;
+            if !invariant {
+                return None;
+            }
+            // Two milliseconds, once per process, measure the rate against the OS clock.
+            let t0 = Instant::now();
+            // SAFETY: as above.
+            let c0 = unsafe { _rdtsc() };
+            while t0.elapsed() < Duration::from_millis(2) {
+                std::hint::spin_loop();
+            }
+            let ns = t0.elapsed().as_nanos() as u64;
+            // SAFETY: as above.
+            let ticks = unsafe { _rdtsc() }.wrapping_sub(c0);
+            (ticks > 0).then(|| ((u128::from(ns) << 32) / u128::from(ticks)) as u64)
+        }
     }
 
     pub fn now_ms() -> i64 {

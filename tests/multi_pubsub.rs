@@ -16,6 +16,10 @@ fn transactions() {
         DEBUG,
         &[
             &["MULTI", "SET a 1", "INCR a", "GET a", "EXEC", "GET a"],
+            // The queued commands share EXEC's instant (a key that expires during the transaction
+            // is still there inside it); commands after EXEC see the time move on.
+            &["SET b 1 PX 50 ;; MULTI ;; DEBUG SLEEP 0.1 ;; GET b ;; EXEC ;; GET b"],
+            &["SET b 1 PX 50 ;; DEBUG SLEEP 0.1 ;; GET b"],
             &["EXEC", "DISCARD", "MULTI", "MULTI", "SET a 1", "EXEC"],
             &["MULTI", "EXEC", "MULTI", "DISCARD", "GET a", "DISCARD"],
             &["MULTI", "SET a 1", "DISCARD", "GET a", "EXEC"],

@@ -374,7 +374,44 @@ fn families() -> &'static [&'static [Command]] {
     ]
 }
 
-/// FNV-1a for the command-name map: names are short, and the map is never inserted into after
+/// A command name hashed and compared without regard to ASCII case, so a lookup needs no
+/// lowercased copy of the client's argument.
+#[repr(transparent)]
+pub struct Caseless([u8]);
+
+impl Caseless {
+    pub fn new(name: &[u8]) -> &Caseless {
+        // SAFETY: `Caseless` is a transparent wrapper of `[u8]`.
+        unsafe { &*(name as *const [u8] as *const Caseless) }
+    }
+}
+
+impl PartialEq for Caseless {
+    fn eq(&self, other: &Caseless) -> bool {
+        self.0.eq_ignore_ascii_case(&other.0)
+    }
+}
+
+impl Eq for Caseless {}
+
+impl std::hash::Hash for Caseless {
+    /// Eight bytes at a time with bit 5 cleared, which folds ASCII letters' case (it also moves
+    /// digits and punctuation, harmlessly: equality is what decides), mixed by a multiplication.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut h = self.0.len() as u64;
+        for chunk in self.0.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            let folded = u64::from_le_bytes(word) & 0xdfdf_dfdf_dfdf_dfdf;
+            h = (h ^ folded)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(29);
+        }
+        state.write_u64(h);
+    }
+}
+
+/// Passes `Caseless`'s hash through: names are short, and the map is never inserted into after
 /// start-up, so a fast unkeyed hash cannot be flooded.
 #[derive(Default)]
 pub struct NameHasher(u64);
@@ -384,19 +421,16 @@ impl std::hash::Hasher for NameHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
         for &b in bytes {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
+    }
+    fn write_u64(&mut self, h: u64) {
         self.0 = h;
     }
 }
 
-type NameMap = HashMap<&'static [u8], usize, std::hash::BuildHasherDefault<NameHasher>>;
+type NameMap = HashMap<&'static Caseless, usize, std::hash::BuildHasherDefault<NameHasher>>;
 
 /// The command table: rows by lowercase full name, each with its own call statistics slot.
 pub struct Table {
@@ -408,7 +442,8 @@ pub struct Table {
 #[derive(Default, Clone, Copy)]
 pub struct CallStats {
     pub calls: u64,
-    pub usec: u64,
+    /// Time spent in the handler, in nanoseconds (INFO shows microseconds).
+    pub nsec: u64,
     pub rejected: u64,
     pub failed: u64,
 }
@@ -432,7 +467,9 @@ impl Table {
     }
 
     fn add(&mut self, c: &'static Command) {
-        let prev = self.by_name.insert(c.name.as_bytes(), self.rows.len());
+        let prev = self
+            .by_name
+            .insert(Caseless::new(c.name.as_bytes()), self.rows.len());
         assert!(prev.is_none(), "command {} defined twice", c.name);
         self.rows.push(c);
         self.stats.push(CallStats::default());
@@ -440,14 +477,7 @@ impl Table {
 
     /// Looks up a command or `container|sub` by name, case-insensitively.
     pub fn find(&self, name: &[u8]) -> Option<usize> {
-        let mut buf = [0u8; 64];
-        if name.len() > buf.len() {
-            return None;
-        }
-        let lower = &mut buf[..name.len()];
-        lower.copy_from_slice(name);
-        lower.make_ascii_lowercase();
-        self.by_name.get(&lower[..]).copied()
+        self.by_name.get(Caseless::new(name)).copied()
     }
 
     /// Looks up `sub` of the container at `parent`.

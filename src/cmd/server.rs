@@ -565,8 +565,8 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                     "cmdstat_{}:calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}",
                     c.name,
                     s.calls,
-                    s.usec,
-                    if s.calls > 0 { s.usec as f64 / s.calls as f64 } else { 0.0 },
+                    s.nsec / 1000,
+                    if s.calls > 0 { s.nsec as f64 / 1000.0 / s.calls as f64 } else { 0.0 },
                     s.rejected,
                     s.failed
                 );

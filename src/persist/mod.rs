@@ -333,6 +333,8 @@ pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
 /// file is an error: the server must not start (and later overwrite it) with an empty keyspace.
 pub fn load_at_startup(st: &mut State) -> Result<(), String> {
     let start = Instant::now();
+    // Keys already expired are skipped: the cached time must be now, before the loop first sets it.
+    clock::update();
     let Some(info) = load_file(st)? else {
         return Ok(());
     };

@@ -24,7 +24,7 @@ pub mod luau;
 pub mod quickjs;
 pub mod resp;
 
-use std::time::Instant;
+use crate::util::clock;
 
 use crate::cmd::{Args, Ctx};
 use crate::resp::reply::Reply;
@@ -267,7 +267,8 @@ pub struct Run<'r, 'c> {
     pub read_only: bool,
     /// The protocol scripts see replies in (`redis.setresp`).
     pub resp: u8,
-    started: Instant,
+    /// `clock::ticks()` when the script's command began (no clock read of its own).
+    started: u64,
     /// Buffers for `call`, borrowed from `Scripting` for the run so no call allocates.
     scratch: Scratch,
     /// The caller's `deny_blocking` before the run (set already inside EXEC).
@@ -293,7 +294,7 @@ impl<'r, 'c> Run<'r, 'c> {
             sha,
             flags,
             resp: 2,
-            started: Instant::now(),
+            started: clock::call_start(),
             scratch,
             deny_before,
         }
@@ -346,7 +347,8 @@ impl<'r, 'c> Run<'r, 'c> {
     /// replies and SCRIPT KILL or SHUTDOWN NOSAVE can arrive (Redis's `scriptInterrupt`).
     pub fn check_budget(&mut self) -> Option<Stop> {
         if !self.ctx.srv.scripting.running.busy {
-            let elapsed = self.started.elapsed().as_millis() as i64;
+            let elapsed =
+                (clock::ticks_to_ns(clock::ticks().wrapping_sub(self.started)) / 1_000_000) as i64;
             if elapsed < self.ctx.srv.config.busy_reply_threshold {
                 return None;
             }

@@ -4,8 +4,6 @@
 //! it (commandstats, errorstats). EXEC runs its queued commands through `call`, so the checks are
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
-use std::time::Instant;
-
 use crate::cmd::{
     multi, Args, Ctx, ALLOW_BUSY, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, SUB_OK, WRITE,
 };
@@ -38,7 +36,6 @@ fn unknown_command(args: Args) -> String {
 
 /// Runs one command from the calling client.
 pub fn execute(ctx: &mut Ctx, args: Args) {
-    clock::update();
     let mode = ctx.clients[ctx.id].reply_mode;
     if mode == ReplyMode::SkipNext {
         ctx.clients[ctx.id].reply_mode = ReplyMode::Skipping;
@@ -180,6 +177,7 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     let Some(handler) = cmd.handler else {
         return;
     };
+    let start = clock::start_call();
     let client = &ctx.clients[ctx.id];
     clock::set_no_touch(client.no_touch && cmd.name != "touch");
     // Watched keys this command may expire lazily (Redis signals that deletion to their watchers).
@@ -189,11 +187,11 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     } else {
         multi::expired_watched(ctx, cmd, args)
     };
-    let start = Instant::now();
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
     }
-    let elapsed = start.elapsed().as_micros() as u64;
+    let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
+    clock::end_call();
     // A command that blocked is counted once it is served, times out or is unblocked.
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
     for key in expiring {
@@ -207,7 +205,7 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     ctx.srv.stats.err_mark = errors;
     let stats = &mut ctx.srv.table.stats[idx];
     stats.calls += u64::from(!blocked);
-    stats.usec += elapsed;
+    stats.nsec += elapsed;
     if failed {
         stats.failed += 1;
     }

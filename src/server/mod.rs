@@ -314,6 +314,7 @@ impl<'a> Io<'a> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+            clock::update();
             for ev in events.iter() {
                 let t = ev.token().0;
                 if ev.token() == SIGNAL_TOKEN {
