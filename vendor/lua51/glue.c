@@ -34,6 +34,21 @@ TValue *goblin_ro_luaH_setnum(lua_State *L, Table *t, int key) {
   return luaH_setnum(L, t, key);
 }
 
+/* Prepares the table at idx, the KEYS or ARGV of the previous run, to be refilled with n elements
+ * (Redis builds both afresh for every call; reusing them spares two tables of garbage per call, and
+ * no script can keep a reference to them across calls: globals are read-only). Returns 0 when the
+ * script left anything but array elements in it (fields, a metatable, elements past the array
+ * part), or when its array part is too small or far too large: the caller then builds a new one. */
+int goblin_lua51_reset_array(lua_State *L, int idx, int n) {
+  Table *t = (Table *)lua_topointer(L, idx);
+  int i;
+  if (t->metatable != NULL || t->sizearray < n || t->sizearray > 2 * n + 16) return 0;
+  for (i = 0; i < sizenode(t); i++)
+    if (!ttisnil(gval(gnode(t, i)))) return 0;
+  for (i = n; i < t->sizearray; i++) setnilvalue(&t->array[i]);
+  return 1;
+}
+
 /* Marks (or unmarks) the table at idx read-only. */
 void goblin_lua51_set_readonly(lua_State *L, int idx, int on) {
   Table *t = (Table *)lua_topointer(L, idx);

@@ -27,6 +27,7 @@ pub const LUA_TLIGHTUSERDATA: c_int = 2;
 pub const LUA_TNUMBER: c_int = 3;
 pub const LUA_TSTRING: c_int = 4;
 pub const LUA_TTABLE: c_int = 5;
+pub const LUA_NOREF: c_int = -2;
 pub const LUA_TFUNCTION: c_int = 6;
 pub const LUA_TUSERDATA: c_int = 7;
 pub const LUA_TTHREAD: c_int = 8;
@@ -103,6 +104,7 @@ lua_api! {
 extern "C" {
     // Our glue (vendor/lua51/glue.c); these keep their own names.
     pub fn goblin_lua51_set_readonly(l: *mut lua_State, idx: c_int, on: c_int);
+    pub fn goblin_lua51_reset_array(l: *mut lua_State, idx: c_int, n: c_int) -> c_int;
     pub fn goblin_lua51_is_readonly(l: *mut lua_State, idx: c_int) -> c_int;
     pub fn goblin_lua51_guard_setmetatable(l: *mut lua_State, globals: c_int);
     pub fn goblin_lua51_install_pcall(l: *mut lua_State, globals: c_int);

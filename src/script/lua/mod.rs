@@ -96,6 +96,9 @@ pub struct Lua {
     cache: ScriptCache<c_int>,
     /// Registry reference of `__redis__err__handler`.
     err_handler: c_int,
+    /// Registry references of the KEYS and ARGV tables, refilled for each run.
+    keys_table: c_int,
+    argv_table: c_int,
     /// The `cjson` module's settings (a userdata the module's functions hold).
     cjson_config: *mut crate::script::codec::cjson::CjsonConfig,
 }
@@ -212,6 +215,8 @@ impl Lua {
                 mem,
                 cache: ScriptCache::default(),
                 err_handler,
+                keys_table: LUA_NOREF,
+                argv_table: LUA_NOREF,
                 cjson_config,
             }
         }
@@ -286,6 +291,27 @@ unsafe fn push_array(l: *mut lua_State, args: Args) {
         push_bytes(l, a);
         lua_rawseti(l, -2, i as c_int + 1);
     }
+}
+
+/// Fills the table behind registry reference `slot` with `args` — a new table, set as global
+/// `name`, when the last one can't be reused (see `goblin_lua51_reset_array`).
+unsafe fn refill_global_array(l: *mut lua_State, slot: &mut c_int, args: Args, name: &str) {
+    lua_rawgeti(l, LUA_REGISTRYINDEX, *slot);
+    let n = args.len() as c_int;
+    if lua_type(l, -1) == LUA_TTABLE && goblin_lua51_reset_array(l, -1, n) != 0 {
+        for (i, a) in args.iter().enumerate() {
+            push_bytes(l, a);
+            lua_rawseti(l, -2, i as c_int + 1);
+        }
+        lua_pop(l, 1);
+        return;
+    }
+    lua_pop(l, 1);
+    luaL_unref(l, LUA_REGISTRYINDEX, *slot);
+    push_array(l, args);
+    lua_pushvalue(l, -1);
+    *slot = luaL_ref(l, LUA_REGISTRYINDEX);
+    set_global_unlocked(l, name);
 }
 
 /// Sets a global past the read-only lock (KEYS and ARGV, as Redis does before each call).
@@ -367,17 +393,16 @@ impl Engine for Lua {
         unsafe {
             lua_rawgeti(l, LUA_REGISTRYINDEX, self.err_handler);
             lua_rawgeti(l, LUA_REGISTRYINDEX, func);
-            push_array(l, keys);
-            set_global_unlocked(l, "KEYS");
-            push_array(l, argv);
-            set_global_unlocked(l, "ARGV");
+            refill_global_array(l, &mut self.keys_table, keys, "KEYS");
+            refill_global_array(l, &mut self.argv_table, argv, "ARGV");
             CURRENT.with(|c| c.set(run as *mut Run as *mut c_void));
             goblin_lua51_set_hook(l, HOOK_EVERY);
             let st = lua_pcall(l, 0, 1, -2);
             goblin_lua51_set_hook(l, 0);
             CURRENT.with(|c| c.set(ptr::null_mut()));
-            let sha = run.sha;
-            let sha = std::str::from_utf8(&sha).unwrap_or_default();
+            let sha_bytes = run.sha;
+            // Only error replies name the script.
+            let sha = || std::str::from_utf8(&sha_bytes).unwrap_or_default();
             let mut sink = Sink::new(run.ctx.out);
             if st == 0 {
                 reply(l, &mut sink, run.resp);
@@ -385,10 +410,11 @@ impl Engine for Lua {
                 self.mem.refused = false;
                 sink.out.error(&format!(
                     "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
-                    self.mem.limit, sha
+                    self.mem.limit,
+                    sha()
                 ));
             } else {
-                error_reply(l, &mut sink, sha);
+                error_reply(l, &mut sink, sha());
             }
             lua_settop(l, 0);
             if self.mem.used > self.mem.limit / 2 && self.mem.limit > 0 {
