@@ -15,6 +15,20 @@ use crate::util::parse_i64;
 /// The longest inline request, or length line, Redis accepts before it finds the line end.
 pub const PROTO_INLINE_MAX_SIZE: usize = 64 * 1024;
 
+/// The index of the first `\r` at or after `from`: a byte loop over the few bytes of the length
+/// lines every request is made of (cheaper than a vector search's set-up), memchr past them.
+fn line_end(q: &[u8], from: usize) -> Option<usize> {
+    const SHORT: usize = 16;
+    let short = &q[from..q.len().min(from + SHORT)];
+    if let Some(i) = short.iter().position(|&c| c == b'\r') {
+        return Some(from + i);
+    }
+    if short.len() < SHORT {
+        return None;
+    }
+    memchr(b'\r', &q[from + SHORT..]).map(|i| i + from + SHORT)
+}
+
 pub struct Limits {
     pub proto_max_bulk_len: i64,
     /// Before AUTH, Redis refuses large multibulk and bulk lengths.
@@ -137,7 +151,7 @@ impl Parser {
                         None => continue, // an empty line is ignored, as in Redis
                     }
                 }
-                let Some(nl) = memchr(b'\r', &q[self.pos..]).map(|i| i + self.pos) else {
+                let Some(nl) = line_end(q, self.pos) else {
                     if q.len() - self.pos > PROTO_INLINE_MAX_SIZE {
                         return err("too big mbulk count string");
                     }
@@ -162,7 +176,7 @@ impl Parser {
                 self.spans.reserve(self.bulks_left.min(1024));
             }
             while self.bulks_left > 0 {
-                let Some(nl) = memchr(b'\r', &q[self.pos..]).map(|i| i + self.pos) else {
+                let Some(nl) = line_end(q, self.pos) else {
                     if q.len() - self.pos > PROTO_INLINE_MAX_SIZE {
                         return err("too big bulk count string");
                     }
