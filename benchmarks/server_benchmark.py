@@ -30,8 +30,15 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
   ``redis-benchmark ... ZRANGE bench:zrange 0 9 WITHSCORES`` (the ten lowest
   members and their scores, a read of a skiplist-encoded set).
 
+* ``evalsha_cad`` -- the compare-and-delete script ``scripts/cad.lua``, loaded
+  with SCRIPT LOAD before every run, then ``EVALSHA <sha> 1 cad:__rand_int__
+  token`` on keys that don't exist (the GET, the comparison, reply 0): the cost
+  of one Lua script call and one command called from it, with a C client.
+  ``benchmarks/cad_benchmark.py`` times the deleting path with a Python client.
+
 ``--suite types`` is ``lpush,lpop,sadd,hset,zadd,zrange``, the data-type
-workloads; ``--tests`` given as well adds its tests after the suite's.
+workloads; ``--suite scripts`` is ``evalsha_cad``; ``--tests`` given as well
+adds its tests after the suite's.
 
 For each (transport, pipeline, test) point it prints one row: Goblin Core's
 ops/s, Redis's ops/s, and the ratio Goblin/Redis. The absolute numbers depend
@@ -55,8 +62,10 @@ measured.
 
 import argparse
 import csv
+import hashlib
 import io
 import math
+import pathlib
 import subprocess
 import sys
 
@@ -109,6 +118,17 @@ def prepare_zrange(conn, args):
         )
 
 
+CAD_SCRIPT = (pathlib.Path(__file__).parent / "scripts" / "cad.lua").read_bytes()
+CAD_SHA = hashlib.sha1(CAD_SCRIPT).hexdigest()
+
+
+def prepare_evalsha_cad(conn, args):
+    """The compare-and-delete idiom (``scripts/cad.lua``) loaded with SCRIPT LOAD."""
+    sha = conn.call("SCRIPT", "LOAD", CAD_SCRIPT)
+    if sha != CAD_SHA.encode():
+        raise PointError(f"{conn.label}: SCRIPT LOAD replied {sha!r}, expected {CAD_SHA}")
+
+
 CUSTOM_TESTS = {
     "zrange": CustomTest(
         "zrange",
@@ -116,10 +136,19 @@ CUSTOM_TESTS = {
         prepare_zrange,
         "ZRANGE 0 9 WITHSCORES",
     ),
+    # Keys that don't exist: GET, the comparison, reply 0 -- one script call and one command
+    # called from it, per request (benchmarks/cad_benchmark.py times the deleting path).
+    "evalsha_cad": CustomTest(
+        "evalsha_cad",
+        ["EVALSHA", CAD_SHA, "1", "cad:__rand_int__", "token"],
+        prepare_evalsha_cad,
+        "EVALSHA cad.lua (missing keys)",
+    ),
 }
 
 SUITES = {
     "types": ("lpush", "lpop", "sadd", "hset", "zadd", "zrange"),
+    "scripts": ("evalsha_cad",),
 }
 
 

@@ -111,7 +111,8 @@ fn cad_benchmark_driver_fails_verification_on_a_wrong_script() {
 }
 
 /// `server_benchmark.py --suite types` measures every data-type workload (the built-in `-t` tests
-/// and the custom ZRANGE one over a preloaded sorted set) on both servers, with a ratio per point.
+/// and the custom ZRANGE one over a preloaded sorted set) on both servers, with a ratio per point;
+/// `--tests evalsha_cad` adds the compare-and-delete script by EVALSHA.
 #[test]
 fn server_benchmark_types_suite_runs_at_tiny_size() {
     let out = run_driver(
@@ -119,6 +120,8 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
         &[
             "--suite",
             "types",
+            "--tests",
+            "evalsha_cad",
             "--requests",
             "5000",
             "--clients",
@@ -144,6 +147,7 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
                 "HSET",
                 "ZADD",
                 "ZRANGE 0 9 WITHSCORES",
+                "EVALSHA cad.lua (missing keys)",
             ] {
                 let row = stdout.lines().find(|l| {
                     let mut w = l.split_whitespace();
