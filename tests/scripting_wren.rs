@@ -164,6 +164,23 @@ return [h.count, h[0], d, Redis.call(\"GET\", \"nokey\") == null]";
         wren0(&mut c, script),
         "*4\\r\\n:2\\r\\n$1\\r\\nf\\r\\n$3\\r\\n1.5\\r\\n:1\\r\\n"
     );
+    // A reply built in a new fiber (whose stack starts small) moves the fiber's stack; the
+    // fiber's locals are read right after it (the patch reloads the frame after foreign calls).
+    let script = "Redis.setresp(3)
+var out = []
+for (i in 1..50) {
+  out.add(Fiber.new {
+    var a = \"A\"
+    var r = Redis.call(\"HGETALL\", \"h\")
+    var z = Redis.call(\"ZSCORE\", \"z\", \"a\")
+    return a + r[\"map\"][\"f\"] + z[\"double\"].toString + i.toString
+  }.call())
+}
+return [out.count, out[0], out[49]]";
+    assert_eq!(
+        wren0(&mut c, script),
+        "*3\\r\\n:50\\r\\n$6\\r\\nAv1.51\\r\\n$7\\r\\nAv1.550\\r\\n"
+    );
     for bad in ["Redis.setresp(4)", "Redis.setresp(\"3\")"] {
         let got = wren0(&mut c, bad);
         assert!(got.contains("RESP version must be 2 or 3."), "{bad}: {got}");
