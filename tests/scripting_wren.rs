@@ -242,6 +242,8 @@ fn errors_pcall_and_their_wording() {
         wren0(&mut c, script),
         format!("-MYCODE went wrong script: {sha}, on user_script:1.\\r\\n")
     );
+    let got = wren0(&mut c, "Fiber.abort(42)");
+    assert!(got.starts_with("-ERR [error object] script: "), "{got}");
     // Redis.call raises the server's error text.
     let script = "return Redis.call(\"INCR\", \"s\")";
     let sha = sha_of(&mut c, script);
