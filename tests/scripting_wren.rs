@@ -479,6 +479,20 @@ fn script_cache_commands_and_memory() {
         );
     }
     assert_eq!(wren0(&mut c, "return \"fresh\""), "$5\\r\\nfresh\\r\\n");
+    // EVAL-only scripts beyond the cache's bound are evicted with their modules: the first one,
+    // evicted, compiles again into a module of the same name.
+    for i in 0..520 {
+        assert_eq!(wren0(&mut c, &format!("return {i}")), format!(":{i}\\r\\n"));
+    }
+    let info = show(&c.cmd_str("INFO stats"));
+    let evicted: u64 = info
+        .split("evicted_scripts:")
+        .nth(1)
+        .and_then(|r| r.split("\\r\\n").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(evicted >= 20, "{info}");
+    assert_eq!(wren0(&mut c, "return 0"), ":0\\r\\n");
     let info = show(&c.cmd_str("INFO memory"));
     let used: usize = info
         .split("used_memory_vm_wren:")
