@@ -468,6 +468,8 @@ fn script_cache_commands_and_memory() {
         "var s = \"x\"\nwhile (true) s = s + s",
         "var t = []\nwhile (true) t.add(Fiber.new {\n  t.add(List.filled(100000, 1))\n}.try())",
         "var t = []\nwhile (true) t.add(Redis.call(\"LRANGE\", \"l\", 0, -1))",
+        // Inside Wren's compiler (code compiled at run time by the meta module).
+        "import \"meta\" for Meta\nvar s = \"1 + \"\nfor (i in 1..19) s = s + s\nreturn Meta.compileExpression(s + \"1\").call()",
     ] {
         c.cmd_str("RPUSH l a b c d e f g h i j");
         let got = wren0(&mut c, bomb);
