@@ -25,6 +25,7 @@ fn main() {
         .warnings(true)
         .compile("goblin_native");
     build_lua51();
+    build_wren();
 }
 
 /// The `lua-5.1.5` directory of the `lua-src` crate Cargo downloaded, or `GOBLIN_LUA51_SRC`.
@@ -124,4 +125,75 @@ fn build_lua51() {
         map.lines().any(|l| l.starts_with("lua_pushnil ")),
         "Lua symbols were not found for renaming"
     );
+}
+
+// ---- Wren ----
+
+/// Must match the `ruwren-sys` version pinned in Cargo.toml (its bundled Wren 0.4 source).
+const WREN_SRC_CRATE: &str = "ruwren-sys-0.4.10";
+
+/// The `ruwren-sys` crate directory Cargo downloaded (holding `src/`, `include/`, `optional/`), or
+/// `GOBLIN_WREN_SRC`.
+fn wren_source() -> PathBuf {
+    println!("cargo:rerun-if-env-changed=GOBLIN_WREN_SRC");
+    if let Some(dir) = std::env::var_os("GOBLIN_WREN_SRC") {
+        return PathBuf::from(dir);
+    }
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .expect("CARGO_HOME or HOME");
+    let registry = cargo_home.join("registry").join("src");
+    for index in std::fs::read_dir(&registry).expect("cargo registry sources") {
+        let dir = index.unwrap().path().join(WREN_SRC_CRATE);
+        if dir.join("src").join("wren_vm.c").exists() {
+            return dir;
+        }
+    }
+    panic!(
+        "{WREN_SRC_CRATE} sources not found under {}; set GOBLIN_WREN_SRC to its directory",
+        registry.display()
+    );
+}
+
+/// Copies Wren's C source to `OUT_DIR`, applies our patch (`vendor/wren/goblin.patch`: safe points
+/// in the interpreter loop and the memory limit, see `vendor/wren/README.md`) and compiles it with
+/// the `meta` and `random` optional modules.
+fn build_wren() {
+    println!("cargo:rerun-if-changed=vendor/wren");
+    let src = wren_source();
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("wren");
+    let _ = std::fs::remove_dir_all(&out);
+    for dir in ["src", "include", "optional"] {
+        std::fs::create_dir_all(out.join(dir)).unwrap();
+        for entry in std::fs::read_dir(src.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, out.join(dir).join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let patch = std::fs::canonicalize("vendor/wren/goblin.patch").unwrap();
+    let st = Command::new("patch")
+        .args(["-p1", "--quiet", "--no-backup-if-mismatch", "-d"])
+        .arg(&out)
+        .arg("-i")
+        .arg(&patch)
+        .status()
+        .expect("patch is needed to build the Wren engine");
+    assert!(st.success(), "vendor/wren/goblin.patch does not apply");
+    let mut b = cc::Build::new();
+    for dir in ["src", "optional"] {
+        for entry in std::fs::read_dir(out.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "c") {
+                b.file(path);
+            }
+        }
+    }
+    b.include(out.join("include"))
+        .include(out.join("src"))
+        .include(out.join("optional"))
+        .std("c99")
+        .opt_level(2)
+        .warnings(false)
+        .compile("goblin_wren");
 }

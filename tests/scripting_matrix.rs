@@ -29,6 +29,11 @@ const ENGINES: &[Engine] = &[
         prefix: "QUICKJS.",
         ext: "js",
     },
+    Engine {
+        name: "wren",
+        prefix: "WREN.",
+        ext: "wren",
+    },
 ];
 
 enum Expect {
@@ -134,7 +139,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad deletes on a matching token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("wren", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":1\\r\\n"),
@@ -142,7 +152,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad keeps on another token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("wren", "@cad"),
+            ],
             keys: &["lock"],
             args: &["other"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -150,7 +165,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a missing key",
             setup: &[],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("wren", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -158,7 +178,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a wrong type",
             setup: &["HSET lock f v"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("wren", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::ErrorStarting(
@@ -178,6 +203,7 @@ fn conversions_to_replies() {
                 ("lua", "return 42"),
                 ("luau", "return 42"),
                 ("quickjs", "return 42"),
+                ("wren", "return 42"),
             ],
             keys: &[],
             args: &[],
@@ -190,6 +216,7 @@ fn conversions_to_replies() {
                 ("lua", "return -3.7"),
                 ("luau", "return -3.7"),
                 ("quickjs", "return -3.7"),
+                ("wren", "return -3.7"),
             ],
             keys: &[],
             args: &[],
@@ -202,6 +229,7 @@ fn conversions_to_replies() {
                 ("lua", "return ARGV[1]"),
                 ("luau", "return ARGV[1]"),
                 ("quickjs", "return ARGV[0]"),
+                ("wren", "return argv[0]"),
             ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
@@ -214,6 +242,7 @@ fn conversions_to_replies() {
                 ("lua", "return nil"),
                 ("luau", "return nil"),
                 ("quickjs", "return null"),
+                ("wren", "return null"),
             ],
             keys: &[],
             args: &[],
@@ -226,6 +255,7 @@ fn conversions_to_replies() {
                 ("lua", "return {1, 'two', {3}}"),
                 ("luau", "return {1, 'two', {3}}"),
                 ("quickjs", "return [1, 'two', [3]]"),
+                ("wren", "return [1, \"two\", [3]]"),
             ],
             keys: &[],
             args: &[],
@@ -238,6 +268,7 @@ fn conversions_to_replies() {
                 ("lua", "return redis.status_reply('FINE')"),
                 ("luau", "return redis.status_reply('FINE')"),
                 ("quickjs", "return redis.status_reply('FINE')"),
+                ("wren", "return Redis.statusReply(\"FINE\")"),
             ],
             keys: &[],
             args: &[],
@@ -250,6 +281,7 @@ fn conversions_to_replies() {
                 ("lua", "return redis.error_reply('MY failure')"),
                 ("luau", "return redis.error_reply('MY failure')"),
                 ("quickjs", "return redis.error_reply('MY failure')"),
+                ("wren", "return Redis.errorReply(\"MY failure\")"),
             ],
             keys: &[],
             args: &[],
@@ -262,6 +294,7 @@ fn conversions_to_replies() {
                 ("lua", "return {true, false}"),
                 ("luau", "return {true, false}"),
                 ("quickjs", "return [true, false]"),
+                ("wren", "return [true, false]"),
             ],
             keys: &[],
             args: &[],
@@ -274,6 +307,7 @@ fn conversions_to_replies() {
                 ("lua", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
+                ("wren", "return [keys[0], keys[1], argv[0]]"),
             ],
             keys: &["k1", "k2"],
             args: &["a1"],
@@ -301,6 +335,10 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
                 ),
+                (
+                    "wren",
+                    "return [Redis.call(\"INCR\", keys[0]), Redis.call(\"GET\", keys[0])]",
+                ),
             ],
             keys: &["n"],
             args: &[],
@@ -322,6 +360,10 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "return redis.call('GET', KEYS[0]) === null ? 'nil' : 'value'",
                 ),
+                (
+                    "wren",
+                    "return Redis.call(\"GET\", keys[0]) == null ? \"nil\" : \"value\"",
+                ),
             ],
             keys: &["missing"],
             args: &[],
@@ -334,6 +376,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('SET', KEYS[1], 'v')"),
                 ("luau", "return redis.call('SET', KEYS[1], 'v')"),
                 ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
+                ("wren", "return Redis.call(\"SET\", keys[0], \"v\")"),
             ],
             keys: &["k"],
             args: &[],
@@ -346,6 +389,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('INCR', KEYS[1])"),
                 ("luau", "return redis.call('INCR', KEYS[1])"),
                 ("quickjs", "return redis.call('INCR', KEYS[0])"),
+                ("wren", "return Redis.call(\"INCR\", keys[0])"),
             ],
             keys: &["s"],
             args: &[],
@@ -367,6 +411,10 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "const r = redis.pcall('INCR', KEYS[0]); return 'caught: ' + r.err",
                 ),
+                (
+                    "wren",
+                    "var r = Redis.pcall(\"INCR\", keys[0])\nreturn \"caught: \" + r[\"err\"]",
+                ),
             ],
             keys: &["s"],
             args: &[],
@@ -381,6 +429,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('NOSUCH')"),
                 ("luau", "return redis.call('NOSUCH')"),
                 ("quickjs", "return redis.call('NOSUCH')"),
+                ("wren", "return Redis.call(\"NOSUCH\")"),
             ],
             keys: &[],
             args: &[],
@@ -393,6 +442,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("wren", "return Redis.call(\"SCRIPT\", \"FLUSH\")"),
             ],
             keys: &[],
             args: &[],
@@ -405,6 +455,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.sha1hex('abc')"),
                 ("luau", "return redis.sha1hex('abc')"),
                 ("quickjs", "return redis.sha1hex('abc')"),
+                ("wren", "return Redis.sha1hex(\"abc\")"),
             ],
             keys: &[],
             args: &[],
@@ -494,6 +545,27 @@ fn sandbox_escapes_are_refused() {
         ),
         ("quickjs", "}); globalThis.leak = 1; (function () {"),
         ("quickjs", "}); while (true) {} (function () {"),
+        ("wren", "import \"os\" for Process"),
+        ("wren", "import \"io\" for File"),
+        ("wren", "import \"scheduler\" for Scheduler"),
+        (
+            "wren",
+            "import \"0000000000000000000000000000000000000000\" for Script",
+        ),
+        (
+            "wren",
+            "class X {\n  foreign static system(cmd)\n}\nreturn X.system(\"true\")",
+        ),
+        ("wren", "return Process.allArguments"),
+        ("wren", "return File.read(\"/etc/passwd\")"),
+        ("wren", "System.print(\"x\")\nreturn Meta.eval(\"1\")"),
+        ("wren", "} }\nleak = 1\nclass X { static y() {"),
+        ("wren", "} }\nwhile (true) {}\nclass X { static y() {"),
+        (
+            "wren",
+            "} }\nRedis.call(\"SET\", \"leak\", \"1\")\nclass X { static y() {",
+        ),
+        ("wren", "leak = 1"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -546,6 +618,7 @@ fn nosuchscript_and_read_only_runs() {
         let write = match engine.name {
             "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
             "quickjs" => "return redis.call('SET', KEYS[0], 'v')",
+            "wren" => "return Redis.call(\"SET\", keys[0], \"v\")",
             other => panic!("no write script for {other}"),
         };
         let ro = format!("{}EVAL_RO", engine.prefix);
@@ -579,6 +652,10 @@ fn memory_limit() {
                 "quickjs-memory-limit",
                 "const t = []; while (true) t.push('x'.repeat(1e6) + t.length);",
             ),
+            "wren" => (
+                "wren-memory-limit",
+                "var t = []\nvar x = \"x\" * 1000\nwhile (true) t.add(x + t.count.toString)",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -603,6 +680,7 @@ fn memory_limit() {
         let ok = match engine.name {
             "lua" | "luau" => "return 'still fine'",
             "quickjs" => "return 'still fine'",
+            "wren" => "return \"still fine\"",
             _ => unreachable!(),
         };
         let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
@@ -666,6 +744,19 @@ fn busy_scripts_kill_and_shutdown() {
             ],
             "redis.call('SET', KEYS[0], 'written'); while (true) {}",
         ),
+        (
+            "wren",
+            &[
+                "while (true) {}",
+                "var n = 0\nwhile (true) n = n + 1",
+                "while (true) Fiber.new {\n  while (true) {}\n}.try()",
+                "for (i in 1..1e300) {}",
+                "Fiber.new {\n  while (true) {}\n}.transfer()",
+                "var f = Fn.new {\n  var g = Fn.new {\n    while (true) {}\n  }\n  g.call()\n}\nwhile (true) Fiber.new {\n  f.call()\n}.try()",
+                "var t = []\nwhile (true) t.add(Fiber.new {\n  Fiber.abort(\"x\")\n}.try())",
+            ],
+            "Redis.call(\"SET\", keys[0], \"written\")\nwhile (true) {}",
+        ),
     ];
     let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
     for engine in ENGINES {
@@ -724,7 +815,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -734,7 +825,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -742,7 +833,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -752,7 +843,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -770,6 +861,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
         let script = match engine.name {
             "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
             "quickjs" => "return redis.call('BLPOP', 'nolist', 0)",
+            "wren" => "return Redis.call(\"BLPOP\", \"nolist\", 0)",
             other => panic!("no blocking case for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);
@@ -792,6 +884,7 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
         let push = match engine.name {
             "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
             "quickjs" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
+            "wren" => "return Redis.call(\"RPUSH\", keys[0], \"a\", \"b\")",
             other => panic!("no push script for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);

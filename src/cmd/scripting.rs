@@ -312,3 +312,7 @@ pub const QUICKJS_COMMANDS: &[Command] = eval_commands!(
     "JavaScript",
     script_subcommands!("quickjs.", "JavaScript")
 );
+
+/// Wren: WREN.EVAL, WREN.EVALSHA, WREN.EVAL_RO, WREN.EVALSHA_RO and WREN.SCRIPT (`script::wren`).
+pub const WREN_COMMANDS: &[Command] =
+    eval_commands!("wren.", "Wren", script_subcommands!("wren.", "Wren"));
