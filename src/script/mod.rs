@@ -19,6 +19,7 @@
 
 pub mod cache;
 pub mod codec;
+pub mod function;
 pub mod lua;
 pub mod luau;
 pub mod quickjs;
@@ -29,6 +30,7 @@ use std::time::Instant;
 use crate::cmd::{Args, Ctx};
 use crate::resp::reply::Reply;
 use cache::Sha;
+use function::{LibId, Registered};
 
 /// The engines, each reached through its own command prefix.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -158,6 +160,9 @@ pub const KILLED_ERROR: &str = "ERR Script killed by user with SCRIPT KILL...";
 /// What other clients get while a script runs past `busy-reply-threshold`.
 pub const BUSY_ERROR: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// The same while a function (FCALL) runs.
+pub const BUSY_FUNCTION_ERROR: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
 /// What the server knows about the script running now (for BUSY, SCRIPT KILL, INFO).
 #[derive(Default)]
@@ -171,6 +176,38 @@ pub struct Running {
     pub wrote: bool,
     /// Slab key of the client running the script (never closed while it runs).
     pub client: usize,
+    /// The function running (FCALL), `None` for EVAL: FUNCTION KILL stops only functions and
+    /// SCRIPT KILL only scripts; FUNCTION STATS shows it with its command line and start.
+    pub function: Option<Box<str>>,
+    pub command: Vec<Vec<u8>>,
+    pub since: Option<Instant>,
+}
+
+impl Running {
+    /// What other clients get while this runs past `busy-reply-threshold`.
+    pub fn busy_error(&self) -> &'static str {
+        if self.function.is_some() {
+            BUSY_FUNCTION_ERROR
+        } else {
+            BUSY_ERROR
+        }
+    }
+
+    /// SCRIPT KILL (`function` false) or FUNCTION KILL: Redis's `scriptKill`, errors included.
+    pub fn kill(&mut self, function: bool) -> Result<(), &'static str> {
+        if !self.active {
+            return Err("NOTBUSY No scripts in execution right now.");
+        }
+        if self.wrote {
+            return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+        }
+        if self.function.is_some() != function {
+            return Err(self.busy_error());
+        }
+        self.kill_requested = true;
+        crate::warning!("Lua script killed by user with SCRIPT KILL.");
+        Ok(())
+    }
 }
 
 /// The scripting state of the server: one slot per engine, indexed by `EngineId` (an engine is
@@ -181,6 +218,8 @@ pub struct Scripting {
     pub running: Running,
     /// `Run` buffers, kept between runs.
     scratch: Scratch,
+    /// Function libraries (`function.rs`), whichever engine runs them.
+    pub functions: function::Libraries,
 }
 
 impl Scripting {
@@ -194,6 +233,7 @@ impl Scripting {
             engines,
             running: Running::default(),
             scratch: Scratch::default(),
+            functions: function::Libraries::default(),
         }
     }
 
@@ -256,6 +296,34 @@ pub trait Engine {
     fn cache_len(&self) -> usize;
     fn cache_body_bytes(&self) -> usize;
     fn evicted(&self) -> u64;
+
+    // Functions (FUNCTION LOAD, FCALL; see `function.rs`). The defaults are an engine without
+    // functions yet: FUNCTION LOAD with its shebang replies the error below.
+
+    /// Runs a library's `code` (its source from the newline ending the `#!<engine> name=...`
+    /// line, so line numbers count as the whole source's) in a loading run, where only
+    /// registering functions (and logging) is allowed, within `function::LOAD_TIMEOUT_MS`. Keeps
+    /// each registered callback under (`lib`, its index) and returns what was registered, in
+    /// order (checked with `function::check_registration` and `function::parse_flag`), or the
+    /// error text (no `ERR ` prefix).
+    fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
+        let _ = (lib, code);
+        Err(format!(
+            "Engine '{}' does not support functions yet",
+            self.id().shebang()
+        ))
+    }
+    /// Runs function `index` of library `lib` with `keys` and `args`, as `run` runs a script
+    /// (same conversions, hook, memory limit), writing its reply to `run.ctx.out`; error texts
+    /// name the function (`Run::script_name`).
+    fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
+        let _ = (lib, index, keys, args);
+        run.ctx.out.error("ERR Function not found");
+    }
+    /// Forgets a library's callbacks (FUNCTION DELETE or FLUSH, a replaced or failed library).
+    fn drop_library(&mut self, lib: LibId) {
+        let _ = lib;
+    }
 }
 
 /// The run context of one script execution.
@@ -302,6 +370,14 @@ impl<'r, 'c> Run<'r, 'c> {
     /// The sha as text, for error messages.
     pub fn sha_str(&self) -> &str {
         std::str::from_utf8(&self.sha).expect("hex digits")
+    }
+
+    /// What error messages call the script: the function's name (FCALL), else the sha.
+    pub fn script_name(&self) -> &str {
+        match &self.ctx.srv.scripting.running.function {
+            Some(f) => f,
+            None => self.sha_str(),
+        }
     }
 
     /// Runs a command for the script, through the command table with the script rules, and returns
@@ -353,7 +429,7 @@ impl<'r, 'c> Run<'r, 'c> {
             self.ctx.srv.scripting.running.busy = true;
             crate::warning!(
                 "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
-                self.sha_str()
+                self.script_name()
             );
         }
         if let Some(reactor) = self.ctx.reactor.as_deref_mut() {

@@ -23,6 +23,7 @@
 
 mod api;
 mod ffi;
+mod functions;
 mod libs;
 
 use std::cell::Cell;
@@ -98,6 +99,8 @@ pub struct Lua {
     err_handler: c_int,
     /// The `cjson` module's settings (a userdata the module's functions hold).
     cjson_config: *mut crate::script::codec::cjson::CjsonConfig,
+    /// The VM of function libraries (`functions.rs`), started by the first FUNCTION LOAD.
+    functions: Option<Box<functions::Functions>>,
 }
 
 /// Lua source run once at start-up, before the globals are locked: Redis 7's error handler, which
@@ -213,6 +216,7 @@ impl Lua {
                 cache: ScriptCache::default(),
                 err_handler,
                 cjson_config,
+                functions: None,
             }
         }
     }
@@ -359,11 +363,8 @@ impl Engine for Lua {
         let Some(&func) = self.cache.get(sha) else {
             return false;
         };
-        // CONFIG SET lua-memory-limit takes effect from the next call.
-        self.mem.limit = run.ctx.srv.config.lua_memory_limit as usize;
         let l = self.l;
-        // SAFETY: the stack is balanced on every path; host functions reach `run` through CURRENT
-        // only while `lua_pcall` runs, and `run` is not used here meanwhile.
+        // SAFETY: `invoke` takes the error handler and the chunk off the stack.
         unsafe {
             lua_rawgeti(l, LUA_REGISTRYINDEX, self.err_handler);
             lua_rawgeti(l, LUA_REGISTRYINDEX, func);
@@ -371,30 +372,7 @@ impl Engine for Lua {
             set_global_unlocked(l, "KEYS");
             push_array(l, argv);
             set_global_unlocked(l, "ARGV");
-            CURRENT.with(|c| c.set(run as *mut Run as *mut c_void));
-            goblin_lua51_set_hook(l, HOOK_EVERY);
-            let st = lua_pcall(l, 0, 1, -2);
-            goblin_lua51_set_hook(l, 0);
-            CURRENT.with(|c| c.set(ptr::null_mut()));
-            let sha = run.sha;
-            let sha = std::str::from_utf8(&sha).unwrap_or_default();
-            let mut sink = Sink::new(run.ctx.out);
-            if st == 0 {
-                reply(l, &mut sink, run.resp);
-            } else if st == LUA_ERRMEM || self.mem.refused {
-                self.mem.refused = false;
-                sink.out.error(&format!(
-                    "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
-                    self.mem.limit, sha
-                ));
-            } else {
-                error_reply(l, &mut sink, sha);
-            }
-            lua_settop(l, 0);
-            if self.mem.used > self.mem.limit / 2 && self.mem.limit > 0 {
-                // A script that came close to the limit gives its garbage back now.
-                lua_gc(l, LUA_GCCOLLECT, 0);
-            }
+            self.invoke(run, 0);
         }
         true
     }
@@ -424,6 +402,70 @@ impl Engine for Lua {
 
     fn evicted(&self) -> u64 {
         self.cache.evicted
+    }
+
+    fn load_library(
+        &mut self,
+        lib: super::function::LibId,
+        code: &[u8],
+    ) -> Result<Vec<super::function::Registered>, String> {
+        functions::load(self, lib, code)
+    }
+
+    fn call_function(
+        &mut self,
+        run: &mut Run,
+        lib: super::function::LibId,
+        index: usize,
+        keys: Args,
+        args: Args,
+    ) {
+        functions::call(self, run, lib, index, keys, args);
+    }
+
+    fn drop_library(&mut self, lib: super::function::LibId) {
+        functions::drop_library(self, lib);
+    }
+}
+
+impl Lua {
+    /// Calls the function under `nargs` arguments on the stack, with the error handler below it,
+    /// under the hook and the memory limit, and writes its result or error as the reply (EVAL's
+    /// scripts and FCALL's functions alike). Leaves the stack empty.
+    unsafe fn invoke(&mut self, run: &mut Run, nargs: c_int) {
+        // CONFIG SET lua-memory-limit takes effect from the next call.
+        self.mem.limit = run.ctx.srv.config.lua_memory_limit as usize;
+        let l = self.l;
+        // Host functions reach `run` through CURRENT only while `lua_pcall` runs, and `run` is
+        // not used here meanwhile.
+        CURRENT.with(|c| c.set(run as *mut Run as *mut c_void));
+        goblin_lua51_set_hook(l, HOOK_EVERY);
+        let st = lua_pcall(l, nargs, 1, -(nargs + 2));
+        goblin_lua51_set_hook(l, 0);
+        CURRENT.with(|c| c.set(ptr::null_mut()));
+        // What the error texts call the script: its sha, or the function's name (FCALL).
+        let sha = run.sha;
+        let function = run.ctx.srv.scripting.running.function.clone();
+        let name = function
+            .as_deref()
+            .unwrap_or_else(|| std::str::from_utf8(&sha).unwrap_or_default());
+        let mut sink = Sink::new(run.ctx.out);
+        if st == 0 {
+            reply(l, &mut sink, run.resp);
+        } else if st == LUA_ERRMEM || self.mem.refused {
+            self.mem.refused = false;
+            sink.out.error(&format!(
+                "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
+                self.mem.limit, name
+            ));
+        } else {
+            error_reply(l, &mut sink, name);
+        }
+        lua_settop(l, 0);
+        if self.mem.used > self.mem.limit / 2 && self.mem.limit > 0 {
+            // A script that came close to the limit gives its garbage back now.
+            lua_gc(l, LUA_GCCOLLECT, 0);
+        }
     }
 }
 
@@ -615,7 +657,8 @@ unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
 pub unsafe extern "C" fn goblin_lua51_on_hook(l: *mut lua_State) -> c_int {
     // SAFETY: the hook runs inside `lua_pcall` of `Lua::run`, with CURRENT set.
     let Some(run) = (unsafe { current() }) else {
-        return 0;
+        // No script runs: a function library is loading.
+        return unsafe { functions::load_hook(l) };
     };
     match run.check_budget() {
         None => 0,
