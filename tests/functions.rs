@@ -335,6 +335,13 @@ fn libraries_survive_a_restart_in_every_engine() {
         assert_eq!(load(&mut c, code)[0], b'$', "{code}");
     }
     check_libraries(&mut c);
+    assert_eq!(info_field(&mut c, "number_of_functions"), Some(6));
+    assert!(info_field(&mut c, "used_memory_vm_functions").unwrap() > 0);
+    let code: usize = LIBRARIES.iter().map(|(_, c)| c.len()).sum();
+    assert_eq!(
+        info_field(&mut c, "used_memory_functions"),
+        Some(code as i64)
+    );
     let listed = c.cmd_str("FUNCTION LIST WITHCODE");
     c.send(&encode(&[b"SHUTDOWN"]));
     assert!(c.is_closed());

@@ -82,6 +82,16 @@ impl Libraries {
         self.libs.is_empty()
     }
 
+    /// Functions of every library (INFO `number_of_functions`).
+    pub fn function_count(&self) -> usize {
+        self.funcs.len()
+    }
+
+    /// Bytes of the libraries' code (INFO `used_memory_functions`).
+    pub fn code_bytes(&self) -> usize {
+        self.iter().map(|l| l.code.len()).sum()
+    }
+
     /// Libraries and functions of one engine (FUNCTION STATS).
     pub fn counts(&self, engine: EngineId) -> (usize, usize) {
         self.iter()

@@ -272,6 +272,11 @@ impl Scripting {
         self.each().map(|e| e.evicted()).sum()
     }
 
+    /// Memory of the VMs engines keep for function libraries (INFO `used_memory_vm_functions`).
+    pub fn functions_vm_memory(&self) -> usize {
+        self.each().map(|e| e.functions_memory()).sum()
+    }
+
     /// Memory used by the VMs, by engine name (INFO memory).
     pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
         self.each().map(|e| (e.id().name(), e.memory())).collect()
@@ -323,6 +328,11 @@ pub trait Engine {
     /// Forgets a library's callbacks (FUNCTION DELETE or FLUSH, a replaced or failed library).
     fn drop_library(&mut self, lib: LibId) {
         let _ = lib;
+    }
+    /// Bytes held by a VM the engine keeps for its libraries (0 when they live in the EVAL VM,
+    /// whose `memory` counts them).
+    fn functions_memory(&self) -> usize {
+        0
     }
 }
 

@@ -98,6 +98,11 @@ impl Functions {
         })
     }
 
+    /// Bytes the functions' VM holds.
+    pub fn memory(&self) -> usize {
+        self.vm.mem.used
+    }
+
     /// Points the globals' `__index` at the table `api` refers to.
     unsafe fn switch_globals(&self, api: c_int) {
         let l = self.vm.l;

@@ -426,6 +426,10 @@ impl Engine for Lua {
     fn drop_library(&mut self, lib: super::function::LibId) {
         functions::drop_library(self, lib);
     }
+
+    fn functions_memory(&self) -> usize {
+        self.functions.as_ref().map_or(0, |f| f.memory())
+    }
 }
 
 impl Lua {

@@ -401,6 +401,10 @@ impl Engine for QuickJs {
             f.drop_library(lib);
         }
     }
+
+    fn functions_memory(&self) -> usize {
+        self.functions.as_ref().map_or(0, |f| f.vm.memory_used())
+    }
 }
 
 impl Drop for QuickJs {
