@@ -563,3 +563,46 @@ fn loading_runs_in_every_engine() {
     assert!(show(&c.cmd_str("FCALL js_err 0")).contains("boom"));
     assert!(show(&c.cmd_str("FCALL luau_err 0")).contains("boom"));
 }
+
+/// A function that allocates without end fails with its engine's out-of-memory error naming the
+/// function; the server keeps serving, the library still works and the memory is given back.
+#[test]
+fn memory_limit_in_every_engine() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (directive, lib) in [
+        (
+            "lua-memory-limit",
+            "#!lua name=bomb_lua\nredis.register_function('bomb_lua', function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end end)\nredis.register_function('fine_lua', function() return 'still fine' end)",
+        ),
+        (
+            "luau-memory-limit",
+            "#!luau name=bomb_luau\nredis.register_function('bomb_luau', function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end end)\nredis.register_function('fine_luau', function() return 'still fine' end)",
+        ),
+        (
+            "quickjs-memory-limit",
+            "#!js name=bomb_js\nredis.register_function('bomb_js', () => { const t = []; while (true) t.push('x'.repeat(1e6) + t.length); });\nredis.register_function('fine_js', () => 'still fine');",
+        ),
+    ] {
+        assert_eq!(
+            c.cmd(&[b"CONFIG", b"SET", directive.as_bytes(), b"64mb"]),
+            b"+OK\r\n"
+        );
+        assert_eq!(load(&mut c, lib)[0], b'$', "{lib}");
+        let name = lib.split("name=").nth(1).unwrap().split('\n').next().unwrap();
+        let got = show(&c.cmd(&[b"FCALL", name.as_bytes(), b"0"]));
+        assert!(
+            got.starts_with("-ERR Out of memory running script")
+                && got.contains(&format!("script: {name}")),
+            "{got}"
+        );
+        let fine = name.replace("bomb", "fine");
+        assert_eq!(
+            c.cmd(&[b"FCALL", fine.as_bytes(), b"0"]),
+            b"$10\r\nstill fine\r\n"
+        );
+        assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    }
+    let vm = info_field(&mut c, "used_memory_vm_functions").unwrap();
+    assert!(vm < 16 << 20, "the functions' VMs still hold {vm} bytes");
+}

@@ -31,6 +31,8 @@ pub(super) struct Functions {
     // Field order is drop order; `Drop` frees the callbacks before the VM goes.
     pub libs: BTreeMap<LibId, Vec<q::JSValue>>,
     codes: BTreeMap<LibId, Vec<u8>>,
+    /// Set while `rebuild` reloads the libraries (a library failing then does not rebuild again).
+    rebuilding: bool,
     pub vm: Vm,
 }
 
@@ -50,6 +52,7 @@ impl Functions {
         Functions {
             libs: BTreeMap::new(),
             codes: BTreeMap::new(),
+            rebuilding: false,
             vm: Vm::new(limit),
         }
     }
@@ -79,12 +82,14 @@ impl Functions {
         let limit = self.vm.memory_limit();
         self.vm = Vm::new(limit);
         self.vm.set_memory_limit(0);
+        self.rebuilding = true;
         for (lib, code) in std::mem::take(&mut self.codes) {
             if let Ok((_, callbacks)) = self.run_library(&code) {
                 self.libs.insert(lib, callbacks);
             }
             self.codes.insert(lib, code);
         }
+        self.rebuilding = false;
         self.vm.set_memory_limit(limit);
     }
 
@@ -125,7 +130,7 @@ impl Functions {
             for v in loading.callbacks {
                 self.vm.free_value(v);
             }
-            if self.vm.jobs_pending() {
+            if self.vm.jobs_pending() && !self.rebuilding {
                 // Jobs of a failed library must never run later: a fresh VM, libraries reloaded.
                 self.rebuild();
             }
