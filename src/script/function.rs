@@ -405,6 +405,64 @@ mod tests {
         );
     }
 
+    /// An engine that implements only what EVAL needs: the trait's defaults for functions.
+    struct NoFunctions;
+
+    impl crate::script::Engine for NoFunctions {
+        fn id(&self) -> EngineId {
+            EngineId::Tcl
+        }
+        fn load(&mut self, _: &crate::script::cache::Sha, _: &[u8], _: bool) -> Result<(), String> {
+            Ok(())
+        }
+        fn flags(&self, _: &crate::script::cache::Sha) -> Option<Flags> {
+            None
+        }
+        fn run(
+            &mut self,
+            _: &mut crate::script::Run,
+            _: &crate::script::cache::Sha,
+            _: crate::cmd::Args,
+            _: crate::cmd::Args,
+        ) -> bool {
+            false
+        }
+        fn flush(&mut self) {}
+        fn memory(&self) -> usize {
+            0
+        }
+        fn cache_len(&self) -> usize {
+            0
+        }
+        fn cache_body_bytes(&self) -> usize {
+            0
+        }
+        fn evicted(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn an_engine_without_functions_says_so() {
+        let mut s = Scripting {
+            engines: Default::default(),
+            running: Default::default(),
+            scratch: Default::default(),
+            functions: Libraries::default(),
+        };
+        s.engines[EngineId::Tcl.index()] = Some(Box::new(NoFunctions));
+        assert_eq!(
+            s.load_library(b"#!tcl name=x\nproc f {} {}", false),
+            Err("Engine 'tcl' does not support functions yet".to_string())
+        );
+        assert_eq!(
+            s.load_library(b"#!wren name=x\n", false),
+            Err("Engine 'wren' not found".to_string())
+        );
+        assert!(s.functions.is_empty());
+        assert!(s.engine(EngineId::Tcl).is_some());
+    }
+
     #[test]
     fn names_and_flags() {
         assert!(valid_name(b"a_1Z"));
