@@ -14,8 +14,11 @@
 //!   nesting limit and Redis's error and status rules.
 //! - `Scripting`: the engines and the per-server scripting state, kept in `server::State`.
 //!
+//! - `function`: the registry of Redis Functions libraries (FUNCTION LOAD, FCALL), which an engine
+//!   runs through three more `Engine` methods (`load_library`, `call_function`, `drop_library`).
+//!
 //! The commands themselves (EVAL, EVALSHA, SCRIPT ..., and their prefixed forms) are in
-//! `cmd/scripting.rs`.
+//! `cmd/scripting.rs`; FUNCTION, FCALL and FCALL_RO in `cmd/function.rs`.
 
 pub mod cache;
 pub mod codec;
