@@ -18,7 +18,8 @@ pub fn acl_categories(c: &Command) -> Vec<String> {
     if c.has(WRITE) {
         cats.push("@write".to_string());
     }
-    if c.has(READONLY) {
+    // Redis's `setImplicitACLCategories` leaves read-only scripting commands out of @read.
+    if c.has(READONLY) && c.group != "scripting" {
         cats.push("@read".to_string());
     }
     if c.has(PUBSUB) {

@@ -13,6 +13,7 @@
 
 pub mod command;
 pub mod connection;
+pub mod function;
 pub mod goblin;
 pub mod hash;
 pub mod keys;
@@ -366,6 +367,7 @@ fn families() -> &'static [&'static [Command]] {
         command::COMMANDS,
         zset::COMMANDS,
         multi::COMMANDS,
+        function::COMMANDS,
         pubsub::COMMANDS,
         scripting::LUA_COMMANDS,
         scripting::LUAU_COMMANDS,
@@ -574,6 +576,7 @@ mod tests {
             include_str!("set.rs"),
             include_str!("zset.rs"),
             include_str!("multi.rs"),
+            include_str!("function.rs"),
             include_str!("pubsub.rs"),
             include_str!("goblin.rs"),
         ];

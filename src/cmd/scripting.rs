@@ -149,15 +149,7 @@ fn script_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `SCRIPT KILL` — stops the running script if it has not written (`UNKILLABLE` once it has);
 /// `NOTBUSY` when none runs.
 fn script_kill(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let running = &mut ctx.srv.scripting.running;
-    if !running.active {
-        return Err("NOTBUSY No scripts in execution right now.".into());
-    }
-    if running.wrote {
-        return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.".into());
-    }
-    running.kill_requested = true;
-    crate::warning!("Lua script killed by user with SCRIPT KILL.");
+    ctx.srv.scripting.running.kill(false)?;
     ctx.out.ok();
     Ok(())
 }

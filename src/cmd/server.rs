@@ -403,7 +403,8 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 .vm_memory()
                 .iter()
                 .map(|(_, b)| b)
-                .sum::<usize>();
+                .sum::<usize>()
+                + srv.scripting.functions_vm_memory();
             let used = alloc::used() + vm_total;
             let peak = alloc::peak();
             let rss = alloc::rss();
@@ -428,20 +429,31 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 .scripting
                 .engine(crate::script::EngineId::Lua)
                 .map_or(0, |l| l.memory());
-            let scripts = srv.scripting.cached_body_bytes();
+            let eval_scripts = srv.scripting.cached_body_bytes();
+            let functions = srv.scripting.functions.code_bytes();
+            let scripts = eval_scripts + functions;
             f!("used_memory_lua:{lua_vm}");
             f!("used_memory_vm_eval:{lua_vm}");
             f!("used_memory_lua_human:{}", human(lua_vm));
-            f!("used_memory_scripts_eval:{scripts}");
+            f!("used_memory_scripts_eval:{eval_scripts}");
             f!(
                 "number_of_cached_scripts:{}",
                 srv.scripting.cached_scripts()
+            );
+            f!(
+                "number_of_functions:{}",
+                srv.scripting.functions.function_count()
+            );
+            f!(
+                "used_memory_vm_functions:{}",
+                srv.scripting.functions_vm_memory()
             );
             f!("used_memory_vm_total:{vm_total}");
             f!("used_memory_vm_total_human:{}", human(vm_total));
             for (engine, bytes) in srv.scripting.vm_memory() {
                 f!("used_memory_vm_{engine}:{bytes}");
             }
+            f!("used_memory_functions:{functions}");
             f!("used_memory_scripts:{scripts}");
             f!("used_memory_scripts_human:{}", human(scripts));
             f!("maxmemory:{}", cfg.maxmemory);

@@ -103,11 +103,12 @@ pub fn rdb_path(c: &Config) -> PathBuf {
     PathBuf::from(&c.dbfilename)
 }
 
-/// Writes every database to `path` through a temporary file renamed into place, so a failed or
+/// Writes the function libraries and every database to `path` through a temporary file renamed into place, so a failed or
 /// interrupted save never damages the previous snapshot.
 pub fn write_snapshot(
     path: &std::path::Path,
     dbs: &[Db],
+    libraries: &crate::script::function::Libraries,
     opts: rdb::SaveOpts,
     checksum: bool,
 ) -> std::io::Result<()> {
@@ -126,6 +127,9 @@ pub fn write_snapshot(
             r
         };
         rdb::write_header(&mut buf, crate::alloc::used() as u64, opts);
+        for lib in libraries.iter() {
+            rdb::put_function(&mut buf, &lib.code, opts);
+        }
         for (i, db) in dbs.iter().enumerate() {
             if db.is_empty() {
                 continue;
@@ -161,7 +165,13 @@ pub fn write_snapshot(
 /// SAVE: a synchronous snapshot. On success the changes count restarts, as Redis's `rdbSave`.
 pub fn save(st: &mut State) -> Result<(), String> {
     let path = rdb_path(&st.config);
-    match write_snapshot(&path, &st.dbs, opts(&st.config), st.config.rdbchecksum) {
+    match write_snapshot(
+        &path,
+        &st.dbs,
+        &st.scripting.functions,
+        opts(&st.config),
+        st.config.rdbchecksum,
+    ) {
         Ok(()) => {
             notice!("DB saved on disk");
             st.dirty = 0;
@@ -208,7 +218,13 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
             libc::signal(libc::SIGINT, libc::SIG_DFL);
         }
         let path = rdb_path(&st.config);
-        let code = match write_snapshot(&path, &st.dbs, opts(&st.config), st.config.rdbchecksum) {
+        let code = match write_snapshot(
+            &path,
+            &st.dbs,
+            &st.scripting.functions,
+            opts(&st.config),
+            st.config.rdbchecksum,
+        ) {
             Ok(()) => {
                 notice!("DB saved on disk");
                 0
@@ -323,6 +339,12 @@ pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
             path.display()
         )
     })?;
+    // The file's function libraries replace the server's (none at start-up).
+    let libraries = st
+        .scripting
+        .compile_libraries(&info.functions)
+        .map_err(|e| format!("Failed loading library from {}: {e}", path.display()))?;
+    st.scripting.swap_libraries(libraries);
     st.dbs = dbs;
     st.persist.loaded_keys = info.keys_loaded;
     st.persist.loaded_expired = info.keys_expired;

@@ -426,14 +426,13 @@ pub fn put_key(b: &mut Vec<u8>, key: &[u8], val: &Value, expire_at: i64, opts: S
 pub fn dump_payload(v: &Value, opts: SaveOpts) -> Vec<u8> {
     let mut b = Vec::new();
     put_object(&mut b, v, opts);
-    b.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = lzf::crc64(0, &b);
-    b.extend_from_slice(&crc.to_le_bytes());
+    put_footer(&mut b);
     b
 }
 
-/// RESTORE's check and decode of a DUMP payload.
-pub fn restore_payload(p: &[u8], lim: Limits) -> Result<Value, &'static str> {
+/// A payload's body, once its footer (RDB version, CRC64) checks out, as Redis's
+/// `verifyDumpPayload`.
+fn payload_body(p: &[u8]) -> Result<&[u8], &'static str> {
     const WRONG: &str = "ERR DUMP payload version or checksum are wrong";
     if p.len() < 10 {
         return Err(WRONG);
@@ -447,6 +446,56 @@ pub fn restore_payload(p: &[u8], lim: Limits) -> Result<Value, &'static str> {
     if lzf::crc64(0, &p[..p.len() - 8]) != crc {
         return Err(WRONG);
     }
+    Ok(body)
+}
+
+/// Appends the RDB version and the CRC64 of everything before, as DUMP's footer.
+fn put_footer(b: &mut Vec<u8>) {
+    b.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = lzf::crc64(0, b);
+    b.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// One function library as the RDB and FUNCTION DUMP save it: `OP_FUNCTION2`, then its code.
+pub fn put_function(b: &mut Vec<u8>, code: &[u8], opts: SaveOpts) {
+    b.push(OP_FUNCTION2);
+    put_str(b, code, opts.compress);
+}
+
+/// FUNCTION DUMP's payload: every library's `put_function`, then DUMP's footer.
+pub fn functions_payload<'a>(codes: impl Iterator<Item = &'a [u8]>, opts: SaveOpts) -> Vec<u8> {
+    let mut b = Vec::new();
+    for code in codes {
+        put_function(&mut b, code, opts);
+    }
+    put_footer(&mut b);
+    b
+}
+
+/// FUNCTION RESTORE's check and decode of a payload: the libraries' code, in order. Errors have
+/// no `ERR ` prefix but the footer's.
+pub fn restore_functions(p: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let body = payload_body(p).map_err(|e| e.trim_start_matches("ERR ").to_string())?;
+    let mut r = Reader::new(body);
+    let mut codes = Vec::new();
+    while r.pos < body.len() {
+        match r.u8() {
+            Ok(OP_FUNCTION2) => {}
+            Ok(OP_FUNCTION) => return Err("Pre-GA function format not supported".into()),
+            Ok(_) => return Err("given type is not a function".into()),
+            Err(_) => return Err("can not read data type".into()),
+        }
+        codes.push(
+            r.string()
+                .map_err(|_| "failed loading the given functions payload".to_string())?,
+        );
+    }
+    Ok(codes)
+}
+
+/// RESTORE's check and decode of a DUMP payload.
+pub fn restore_payload(p: &[u8], lim: Limits) -> Result<Value, &'static str> {
+    let body = payload_body(p)?;
     const BAD: &str = "ERR Bad data format";
     let mut r = Reader::new(body);
     let t = r.u8().map_err(|_| BAD)?;
@@ -978,6 +1027,8 @@ pub struct LoadInfo {
     pub keys_loaded: u64,
     pub keys_expired: u64,
     pub empty_skipped: u64,
+    /// Function libraries' code (`OP_FUNCTION2`), for the caller to compile.
+    pub functions: Vec<Vec<u8>>,
 }
 
 /// Loads a whole RDB file into `dbs` (fresh databases). `check_crc`: `rdbchecksum`. Keys already
@@ -1056,9 +1107,13 @@ pub fn load(
                 continue;
             }
             OP_MODULE_AUX => return Err(format!("module data (at offset {at}) is not supported")),
-            OP_FUNCTION | OP_FUNCTION2 => {
+            OP_FUNCTION2 => {
+                info.functions.push(r.string()?);
+                continue;
+            }
+            OP_FUNCTION => {
                 return Err(format!(
-                    "function libraries (at offset {at}) are not supported by Goblin Core"
+                    "pre-GA function format (at offset {at}) not supported"
                 ))
             }
             OP_EOF => break,

@@ -14,11 +14,15 @@
 //!   nesting limit and Redis's error and status rules.
 //! - `Scripting`: the engines and the per-server scripting state, kept in `server::State`.
 //!
+//! - `function`: the registry of Redis Functions libraries (FUNCTION LOAD, FCALL), which an engine
+//!   runs through three more `Engine` methods (`load_library`, `call_function`, `drop_library`).
+//!
 //! The commands themselves (EVAL, EVALSHA, SCRIPT ..., and their prefixed forms) are in
-//! `cmd/scripting.rs`.
+//! `cmd/scripting.rs`; FUNCTION, FCALL and FCALL_RO in `cmd/function.rs`.
 
 pub mod cache;
 pub mod codec;
+pub mod function;
 pub mod lua;
 pub mod luau;
 pub mod quickjs;
@@ -26,10 +30,12 @@ pub mod resp;
 pub mod wren;
 
 use crate::util::clock;
+use std::time::Instant;
 
 use crate::cmd::{Args, Ctx};
 use crate::resp::reply::Reply;
 use cache::Sha;
+use function::{LibId, Registered};
 
 /// The engines, each reached through its own command prefix.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -159,6 +165,9 @@ pub const KILLED_ERROR: &str = "ERR Script killed by user with SCRIPT KILL...";
 /// What other clients get while a script runs past `busy-reply-threshold`.
 pub const BUSY_ERROR: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// The same while a function (FCALL) runs.
+pub const BUSY_FUNCTION_ERROR: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
 /// What the server knows about the script running now (for BUSY, SCRIPT KILL, INFO).
 #[derive(Default)]
@@ -172,6 +181,38 @@ pub struct Running {
     pub wrote: bool,
     /// Slab key of the client running the script (never closed while it runs).
     pub client: usize,
+    /// The function running (FCALL), `None` for EVAL: FUNCTION KILL stops only functions and
+    /// SCRIPT KILL only scripts; FUNCTION STATS shows it with its command line and start.
+    pub function: Option<Box<str>>,
+    pub command: Vec<Vec<u8>>,
+    pub since: Option<Instant>,
+}
+
+impl Running {
+    /// What other clients get while this runs past `busy-reply-threshold`.
+    pub fn busy_error(&self) -> &'static str {
+        if self.function.is_some() {
+            BUSY_FUNCTION_ERROR
+        } else {
+            BUSY_ERROR
+        }
+    }
+
+    /// SCRIPT KILL (`function` false) or FUNCTION KILL: Redis's `scriptKill`, errors included.
+    pub fn kill(&mut self, function: bool) -> Result<(), &'static str> {
+        if !self.active {
+            return Err("NOTBUSY No scripts in execution right now.");
+        }
+        if self.wrote {
+            return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+        }
+        if self.function.is_some() != function {
+            return Err(self.busy_error());
+        }
+        self.kill_requested = true;
+        crate::warning!("Lua script killed by user with SCRIPT KILL.");
+        Ok(())
+    }
 }
 
 /// The scripting state of the server: one slot per engine, indexed by `EngineId` (an engine is
@@ -182,6 +223,8 @@ pub struct Scripting {
     pub running: Running,
     /// `Run` buffers, kept between runs.
     scratch: Scratch,
+    /// Function libraries (`function.rs`), whichever engine runs them.
+    pub functions: function::Libraries,
 }
 
 impl Scripting {
@@ -196,6 +239,7 @@ impl Scripting {
             engines,
             running: Running::default(),
             scratch: Scratch::default(),
+            functions: function::Libraries::default(),
         }
     }
 
@@ -234,6 +278,11 @@ impl Scripting {
         self.each().map(|e| e.evicted()).sum()
     }
 
+    /// Memory of the VMs engines keep for function libraries (INFO `used_memory_vm_functions`).
+    pub fn functions_vm_memory(&self) -> usize {
+        self.each().map(|e| e.functions_memory()).sum()
+    }
+
     /// Memory used by the VMs, by engine name (INFO memory).
     pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
         self.each().map(|e| (e.id().name(), e.memory())).collect()
@@ -258,6 +307,39 @@ pub trait Engine {
     fn cache_len(&self) -> usize;
     fn cache_body_bytes(&self) -> usize;
     fn evicted(&self) -> u64;
+
+    // Functions (FUNCTION LOAD, FCALL; see `function.rs`). The defaults are an engine without
+    // functions yet: FUNCTION LOAD with its shebang replies the error below.
+
+    /// Runs a library's `code` (its source from the newline ending the `#!<engine> name=...`
+    /// line, so line numbers count as the whole source's) in a loading run, where only
+    /// registering functions (and logging) is allowed, within `function::LOAD_TIMEOUT_MS`. Keeps
+    /// each registered callback under (`lib`, its index) and returns what was registered, in
+    /// order (checked with `function::check_registration` and `function::parse_flag`), or the
+    /// error text (no `ERR ` prefix).
+    fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
+        let _ = (lib, code);
+        Err(format!(
+            "Engine '{}' does not support functions yet",
+            self.id().shebang()
+        ))
+    }
+    /// Runs function `index` of library `lib` with `keys` and `args`, as `run` runs a script
+    /// (same conversions, hook, memory limit), writing its reply to `run.ctx.out`; error texts
+    /// name the function (`Run::script_name`).
+    fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
+        let _ = (lib, index, keys, args);
+        run.ctx.out.error("ERR Function not found");
+    }
+    /// Forgets a library's callbacks (FUNCTION DELETE or FLUSH, a replaced or failed library).
+    fn drop_library(&mut self, lib: LibId) {
+        let _ = lib;
+    }
+    /// Bytes held by a VM the engine keeps for its libraries (0 when they live in the EVAL VM,
+    /// whose `memory` counts them).
+    fn functions_memory(&self) -> usize {
+        0
+    }
 }
 
 /// The run context of one script execution.
@@ -305,6 +387,14 @@ impl<'r, 'c> Run<'r, 'c> {
     /// The sha as text, for error messages.
     pub fn sha_str(&self) -> &str {
         std::str::from_utf8(&self.sha).expect("hex digits")
+    }
+
+    /// What error messages call the script: the function's name (FCALL), else the sha.
+    pub fn script_name(&self) -> &str {
+        match &self.ctx.srv.scripting.running.function {
+            Some(f) => f,
+            None => self.sha_str(),
+        }
     }
 
     /// Runs a command for the script, through the command table with the script rules, and returns
@@ -357,7 +447,7 @@ impl<'r, 'c> Run<'r, 'c> {
             self.ctx.srv.scripting.running.busy = true;
             crate::warning!(
                 "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
-                self.sha_str()
+                self.script_name()
             );
         }
         if let Some(reactor) = self.ctx.reactor.as_deref_mut() {

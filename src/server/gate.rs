@@ -156,7 +156,8 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         return reject(ctx, idx, &msg);
     }
     if ctx.srv.scripting.running.busy && !cmd.has(ALLOW_BUSY) {
-        return reject(ctx, idx, crate::script::BUSY_ERROR);
+        let busy = ctx.srv.scripting.running.busy_error();
+        return reject(ctx, idx, busy);
     }
     // `stop-writes-on-bgsave-error`: after a failed background save, writes (and PING, as Redis)
     // are refused until a save succeeds.

@@ -83,7 +83,7 @@ pub(super) unsafe fn register(l: *mut lua_State) {
 }
 
 /// `0x070000 | patch` style number of the Redis version we report (`7.0.15` → 0x07000f).
-fn redis_version_num() -> u32 {
+pub(super) fn redis_version_num() -> u32 {
     let mut parts = REDIS_VERSION
         .split('.')
         .map(|p| p.parse::<u32>().unwrap_or(0));
@@ -261,7 +261,7 @@ unsafe extern "C" fn sha1hex(l: *mut lua_State) -> c_int {
     1
 }
 
-unsafe extern "C" fn log(l: *mut lua_State) -> c_int {
+pub(super) unsafe extern "C" fn log(l: *mut lua_State) -> c_int {
     let argc = lua_gettop(l);
     if argc < 2 {
         return raise(l, "redis.log() requires two arguments or more.");

@@ -23,6 +23,7 @@
 
 mod api;
 mod ffi;
+mod functions;
 mod libs;
 
 use std::cell::Cell;
@@ -101,6 +102,8 @@ pub struct Lua {
     argv_table: c_int,
     /// The `cjson` module's settings (a userdata the module's functions hold).
     cjson_config: *mut crate::script::codec::cjson::CjsonConfig,
+    /// The VM of function libraries (`functions.rs`), started by the first FUNCTION LOAD.
+    functions: Option<Box<functions::Functions>>,
 }
 
 /// Lua source run once at start-up, before the globals are locked: Redis 7's error handler, which
@@ -218,6 +221,7 @@ impl Lua {
                 keys_table: LUA_NOREF,
                 argv_table: LUA_NOREF,
                 cjson_config,
+                functions: None,
             }
         }
     }
@@ -385,42 +389,14 @@ impl Engine for Lua {
         let Some(&func) = self.cache.get(sha) else {
             return false;
         };
-        // CONFIG SET lua-memory-limit takes effect from the next call.
-        self.mem.limit = run.ctx.srv.config.lua_memory_limit as usize;
         let l = self.l;
-        // SAFETY: the stack is balanced on every path; host functions reach `run` through CURRENT
-        // only while `lua_pcall` runs, and `run` is not used here meanwhile.
+        // SAFETY: `invoke` takes the error handler and the chunk off the stack.
         unsafe {
             lua_rawgeti(l, LUA_REGISTRYINDEX, self.err_handler);
             lua_rawgeti(l, LUA_REGISTRYINDEX, func);
             refill_global_array(l, &mut self.keys_table, keys, "KEYS");
             refill_global_array(l, &mut self.argv_table, argv, "ARGV");
-            CURRENT.with(|c| c.set(run as *mut Run as *mut c_void));
-            goblin_lua51_set_hook(l, HOOK_EVERY);
-            let st = lua_pcall(l, 0, 1, -2);
-            goblin_lua51_set_hook(l, 0);
-            CURRENT.with(|c| c.set(ptr::null_mut()));
-            let sha_bytes = run.sha;
-            // Only error replies name the script.
-            let sha = || std::str::from_utf8(&sha_bytes).unwrap_or_default();
-            let mut sink = Sink::new(run.ctx.out);
-            if st == 0 {
-                reply(l, &mut sink, run.resp);
-            } else if st == LUA_ERRMEM || self.mem.refused {
-                self.mem.refused = false;
-                sink.out.error(&format!(
-                    "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
-                    self.mem.limit,
-                    sha()
-                ));
-            } else {
-                error_reply(l, &mut sink, sha());
-            }
-            lua_settop(l, 0);
-            if self.mem.used > self.mem.limit / 2 && self.mem.limit > 0 {
-                // A script that came close to the limit gives its garbage back now.
-                lua_gc(l, LUA_GCCOLLECT, 0);
-            }
+            self.invoke(run, 0);
         }
         true
     }
@@ -450,6 +426,74 @@ impl Engine for Lua {
 
     fn evicted(&self) -> u64 {
         self.cache.evicted
+    }
+
+    fn load_library(
+        &mut self,
+        lib: super::function::LibId,
+        code: &[u8],
+    ) -> Result<Vec<super::function::Registered>, String> {
+        functions::load(self, lib, code)
+    }
+
+    fn call_function(
+        &mut self,
+        run: &mut Run,
+        lib: super::function::LibId,
+        index: usize,
+        keys: Args,
+        args: Args,
+    ) {
+        functions::call(self, run, lib, index, keys, args);
+    }
+
+    fn drop_library(&mut self, lib: super::function::LibId) {
+        functions::drop_library(self, lib);
+    }
+
+    fn functions_memory(&self) -> usize {
+        self.functions.as_ref().map_or(0, |f| f.memory())
+    }
+}
+
+impl Lua {
+    /// Calls the function under `nargs` arguments on the stack, with the error handler below it,
+    /// under the hook and the memory limit, and writes its result or error as the reply (EVAL's
+    /// scripts and FCALL's functions alike). Leaves the stack empty.
+    unsafe fn invoke(&mut self, run: &mut Run, nargs: c_int) {
+        // CONFIG SET lua-memory-limit takes effect from the next call.
+        self.mem.limit = run.ctx.srv.config.lua_memory_limit as usize;
+        let l = self.l;
+        // Host functions reach `run` through CURRENT only while `lua_pcall` runs, and `run` is
+        // not used here meanwhile.
+        CURRENT.with(|c| c.set(run as *mut Run as *mut c_void));
+        goblin_lua51_set_hook(l, HOOK_EVERY);
+        let st = lua_pcall(l, nargs, 1, -(nargs + 2));
+        goblin_lua51_set_hook(l, 0);
+        CURRENT.with(|c| c.set(ptr::null_mut()));
+        // What the error texts call the script: its sha, or the function's name (FCALL). Only
+        // error replies need it.
+        let sha = run.sha;
+        let function = run.ctx.srv.scripting.running.function.as_deref();
+        let name = || function.unwrap_or_else(|| std::str::from_utf8(&sha).unwrap_or_default());
+        let mut sink = Sink::new(run.ctx.out);
+        if st == 0 {
+            reply(l, &mut sink, run.resp);
+        } else if st == LUA_ERRMEM || self.mem.refused {
+            self.mem.refused = false;
+            sink.out.error(&format!(
+                "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
+                self.mem.limit,
+                name()
+            ));
+        } else {
+            error_reply(l, &mut sink, name());
+        }
+        lua_settop(l, 0);
+        if self.mem.used > self.mem.limit / 2 && self.mem.limit > 0 {
+            // A script that came close to the limit gives its garbage back now.
+            lua_gc(l, LUA_GCCOLLECT, 0);
+        }
     }
 }
 
@@ -641,7 +685,8 @@ unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
 pub unsafe extern "C" fn goblin_lua51_on_hook(l: *mut lua_State) -> c_int {
     // SAFETY: the hook runs inside `lua_pcall` of `Lua::run`, with CURRENT set.
     let Some(run) = (unsafe { current() }) else {
-        return 0;
+        // No script runs: a function library is loading.
+        return unsafe { functions::load_hook(l) };
     };
     match run.check_budget() {
         None => 0,

@@ -22,7 +22,7 @@ type CFn = unsafe extern "C-unwind" fn(*mut lua_State) -> c_int;
 pub(super) unsafe fn register(l: *mut lua_State) {
     unsafe {
         ffi::lua_createtable(l, 0, 24);
-        let funcs: [(&std::ffi::CStr, CFn); 12] = [
+        let funcs: [(&std::ffi::CStr, CFn); 13] = [
             (c"call", redis_call),
             (c"pcall", redis_pcall),
             (c"error_reply", error_reply),
@@ -35,6 +35,7 @@ pub(super) unsafe fn register(l: *mut lua_State) {
             (c"breakpoint", breakpoint),
             (c"debug", noop),
             (c"acl_check_cmd", acl_check_cmd),
+            (c"register_function", super::functions::register_function),
         ];
         for (name, f) in funcs {
             ffi::lua_pushcclosurek(l, f, name.as_ptr(), 0, None);
@@ -132,7 +133,7 @@ fn trim_crlf(b: &[u8]) -> &[u8] {
 }
 
 /// Raises Redis's error table `{err = "ERR <msg>"}`, located at the calling script line.
-unsafe fn raise(l: *mut lua_State, msg: &str) -> ! {
+pub(super) unsafe fn raise(l: *mut lua_State, msg: &str) -> ! {
     unsafe {
         push_error_table(l, format!("ERR {msg}").as_bytes(), Some(1));
         ffi::lua_error(l)

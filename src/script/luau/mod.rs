@@ -36,6 +36,7 @@
 //! `require`, `loadstring`, `getfenv`/`setfenv`, `print` or `newproxy`.
 
 mod api;
+mod functions;
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -86,6 +87,8 @@ pub struct Luau {
     entry: c_int,
     /// The memory limit in force (re-read from the config at each run).
     limit: usize,
+    /// The registered callbacks of each function library (`functions.rs`).
+    libs: std::collections::HashMap<super::function::LibId, Vec<c_int>>,
 }
 
 /// The globals a script sees: Luau's safe library minus what reaches outside the VM or defeats
@@ -161,6 +164,7 @@ impl Luau {
             cache: ScriptCache::default(),
             entry,
             limit,
+            libs: Default::default(),
         }
     }
 }
@@ -217,11 +221,17 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
         let run = &mut *frame.run;
         let resp = run.resp;
         let sha = run.sha;
+        // Error texts name a function by its name and its chunk `user_function`.
+        let function = run.ctx.srv.scripting.running.function.clone();
+        let (name, chunk) = match function.as_deref() {
+            Some(f) => (f, "user_function"),
+            None => (std::str::from_utf8(&sha).unwrap_or_default(), "user_script"),
+        };
         let mut sink = Sink::new(run.ctx.out);
         match st {
             ffi::LUA_OK => reply(l, &mut sink, resp),
             ffi::LUA_ERRMEM => OUT_OF_MEMORY.with(|o| o.set(true)),
-            _ => error_reply(l, &mut sink, &sha),
+            _ => error_reply(l, &mut sink, name, chunk),
         }
         0
     }
@@ -271,6 +281,18 @@ unsafe extern "C-unwind" fn interrupt(l: *mut lua_State, gc: c_int) {
         TICKS.with(|t| t.set(CHECK_EVERY));
         // SAFETY: interrupts run inside `run`'s protected call, with CURRENT set.
         let Some(run) = (unsafe { current() }) else {
+            // No script runs: a function library is loading.
+            if functions::load_timed_out() {
+                // SAFETY: raising from the interrupt of running Lua code.
+                unsafe {
+                    api::push_error_table(
+                        l,
+                        format!("ERR {}", functions::TIMEOUT_ERROR).as_bytes(),
+                        Some(0),
+                    );
+                    ffi::lua_error(l);
+                }
+            }
             return;
         };
         match run.check_budget() {
@@ -358,6 +380,67 @@ impl Engine for Luau {
         let Some(&func) = self.cache.get(sha) else {
             return false;
         };
+        self.call(run, func, keys, argv);
+        true
+    }
+
+    fn flush(&mut self) {
+        for r in self.cache.drain() {
+            // SAFETY: references we took in `load`.
+            unsafe { ffi::lua_unref(self.l, r) };
+        }
+        // SAFETY: a full collection is always allowed between calls.
+        unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
+    }
+
+    fn memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    fn cache_len(&self) -> usize {
+        self.cache.len()
+    }
+
+    fn cache_body_bytes(&self) -> usize {
+        self.cache.body_bytes()
+    }
+
+    fn evicted(&self) -> u64 {
+        self.cache.evicted
+    }
+
+    fn load_library(
+        &mut self,
+        lib: super::function::LibId,
+        code: &[u8],
+    ) -> Result<Vec<super::function::Registered>, String> {
+        functions::load(self, lib, code)
+    }
+
+    fn call_function(
+        &mut self,
+        run: &mut Run,
+        lib: super::function::LibId,
+        index: usize,
+        keys: Args,
+        args: Args,
+    ) {
+        match self.libs.get(&lib).and_then(|c| c.get(index)) {
+            Some(&func) => self.call(run, func, keys, args),
+            None => run.ctx.out.error("ERR Function not found"),
+        }
+    }
+
+    fn drop_library(&mut self, lib: super::function::LibId) {
+        functions::drop_library(self, lib);
+    }
+}
+
+impl Luau {
+    /// Calls the function `func` (a registry reference: a script's chunk or a library's
+    /// callback) with KEYS and ARGV (a function's `keys` and `args`) through the trampoline, and
+    /// writes its reply.
+    fn call(&mut self, run: &mut Run, func: c_int, keys: Args, argv: Args) {
         // CONFIG SET luau-memory-limit takes effect from the next call.
         let limit = run.ctx.srv.config.luau_memory_limit as usize;
         if limit != self.limit {
@@ -398,7 +481,7 @@ impl Engine for Luau {
             run.ctx.out.error(&format!(
                 "ERR Out of memory running script (luau-memory-limit is {} bytes) script: {}",
                 self.limit,
-                run.sha_str()
+                run.script_name()
             ));
         }
         if self.limit > 0 && self.lua.used_memory() > self.limit / 2 {
@@ -406,40 +489,13 @@ impl Engine for Luau {
             // SAFETY: a full collection is allowed between calls (Luau's GC does not raise).
             unsafe { ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0) };
         }
-        true
-    }
-
-    fn flush(&mut self) {
-        for r in self.cache.drain() {
-            // SAFETY: references we took in `load`.
-            unsafe { ffi::lua_unref(self.l, r) };
-        }
-        // SAFETY: a full collection is always allowed between calls.
-        unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
-    }
-
-    fn memory(&self) -> usize {
-        self.lua.used_memory()
-    }
-
-    fn cache_len(&self) -> usize {
-        self.cache.len()
-    }
-
-    fn cache_body_bytes(&self) -> usize {
-        self.cache.body_bytes()
-    }
-
-    fn evicted(&self) -> u64 {
-        self.cache.evicted
     }
 }
 
 /// The error reply for a failed chunk, in the shape of the Lua engine's: `<error> script: <sha>`,
 /// and `, on @user_script:<line>.` when the line is known (an error raised by `redis.call` or a
 /// kill carries it; a runtime error's message starts with `user_script:<line>:`).
-unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &Sha) {
-    let sha = std::str::from_utf8(sha).unwrap_or_default();
+unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str) {
     unsafe {
         if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
             ffi::lua_rawgetfield(l, -1, c"err".as_ptr());
@@ -452,7 +508,7 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &Sha) {
             match line {
                 Some(n) => sink
                     .out
-                    .error(&format!("{msg} script: {sha}, on @user_script:{n}.")),
+                    .error(&format!("{msg} script: {sha}, on @{chunk}:{n}.")),
                 None => sink.out.error(&format!("{msg} script: {sha}")),
             }
             return;
@@ -466,13 +522,14 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &Sha) {
             _ => "(error object is not a string)".into(),
         };
         let line = msg
-            .strip_prefix("user_script:")
+            .strip_prefix(chunk)
+            .and_then(|rest| rest.strip_prefix(':'))
             .and_then(|rest| rest.split(':').next())
             .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
         match line {
             Some(n) => sink
                 .out
-                .error(&format!("ERR {msg} script: {sha}, on @user_script:{n}.")),
+                .error(&format!("ERR {msg} script: {sha}, on @{chunk}:{n}.")),
             None => sink.out.error(&format!("ERR {msg} script: {sha}")),
         }
     }

@@ -25,7 +25,7 @@ type HostFn =
 /// `ctx` is a fresh context whose opaque is its `Host`.
 pub unsafe fn redis_object(ctx: *mut q::JSContext) -> q::JSValue {
     let redis = q::JS_NewObject(ctx);
-    let funcs: [(&CStr, HostFn, c_int); 11] = [
+    let funcs: [(&CStr, HostFn, c_int); 12] = [
         (c"call", redis_call, 1),
         (c"pcall", redis_pcall, 1),
         (c"error_reply", error_reply, 1),
@@ -37,6 +37,7 @@ pub unsafe fn redis_object(ctx: *mut q::JSContext) -> q::JSValue {
         (c"replicate_commands", replicate_commands, 0),
         (c"toUtf8", to_utf8, 1),
         (c"fromUtf8", from_utf8, 1),
+        (c"register_function", super::functions::register_function, 2),
     ];
     for (name, f, len) in funcs {
         let fv = q::JS_NewCFunction2(
@@ -89,7 +90,7 @@ unsafe fn host<'a>(ctx: *mut q::JSContext) -> &'a mut Host {
     &mut *(q::JS_GetContextOpaque(ctx) as *mut Host)
 }
 
-unsafe fn args<'a>(argc: c_int, argv: *mut q::JSValue) -> &'a [q::JSValue] {
+pub(super) unsafe fn args<'a>(argc: c_int, argv: *mut q::JSValue) -> &'a [q::JSValue] {
     if argc <= 0 || argv.is_null() {
         &[]
     } else {

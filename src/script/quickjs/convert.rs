@@ -677,7 +677,11 @@ pub unsafe fn error_text(
     let name = prop(names.name);
     let message = prop(names.message);
     let stack = prop(names.stack);
-    let line = stack.split("user_script:").nth(1).and_then(|rest| {
+    // A script's file is `user_script`, a function library's `user_function`.
+    let at = ["user_script:", "user_function:"]
+        .iter()
+        .find_map(|file| stack.split(file).nth(1));
+    let line = at.and_then(|rest| {
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
         digits.parse().ok()
     });

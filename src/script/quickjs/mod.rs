@@ -23,6 +23,7 @@
 
 mod api;
 mod convert;
+mod functions;
 mod vm;
 
 use std::ffi::c_void;
@@ -51,6 +52,10 @@ pub struct QuickJs {
     /// Values for KEYS and ARGV, and the Latin-1 scratch, reused between runs.
     items: Vec<q::JSValue>,
     text: Vec<u8>,
+    /// What error texts call the code's file: `user_script`, or `user_function` in FCALL.
+    file: &'static str,
+    /// Function libraries and their VM (`functions.rs`), started by the first FUNCTION LOAD.
+    functions: Option<Box<functions::Functions>>,
 }
 
 /// The source QuickJS compiles for a body: the function expression around it, in strict mode
@@ -78,6 +83,8 @@ impl QuickJs {
             out: Out::default(),
             items: Vec::new(),
             text: Vec::new(),
+            file: "user_script",
+            functions: None,
         }
     }
 
@@ -157,7 +164,8 @@ impl QuickJs {
         let mut msg = convert::with_code(text.as_bytes());
         match line {
             Some(n) => {
-                msg.extend_from_slice(format!(" script: {sha}, on user_script:{n}.").as_bytes())
+                let file = self.file;
+                msg.extend_from_slice(format!(" script: {sha}, on {file}:{n}.").as_bytes())
             }
             None => msg.extend_from_slice(format!(" script: {sha}").as_bytes()),
         }
@@ -206,51 +214,22 @@ impl QuickJs {
     }
 }
 
-impl Engine for QuickJs {
-    fn id(&self) -> EngineId {
-        EngineId::QuickJs
-    }
-
-    fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
-            return Ok(());
-        }
-        let flags =
-            super::shebang_flags(EngineId::QuickJs, body).map_err(|e| format!("ERR {e}"))?;
-        let compiled = self.vm.compile(&wrap(body));
-        if self.vm.jobs_pending() {
-            // Code that ran at load time queued jobs: they must never run in a script.
-            self.rebuild();
-        }
-        let func = compiled.map_err(|e| format!("ERR Error compiling script: {e}"))?;
-        let artifact = Compiled {
-            func,
-            body: body.into(),
-        };
-        for gone in self.cache.insert(*sha, artifact, flags, body.len(), pinned) {
-            self.vm.free_value(gone.func);
-        }
-        Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
-    }
-
-    fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
-        let Some(func) = self.cache.get(sha).map(|c| c.func) else {
-            return false;
-        };
+impl QuickJs {
+    /// Calls `func` (a script's function, or a library's callback) with KEYS and ARGV (a
+    /// function's `keys` and `args`), runs the promise jobs it queued, and writes its reply. True
+    /// when the VM must be rebuilt (a kill left jobs queued).
+    fn call(&mut self, run: &mut Run, func: q::JSValue, keys: Args, argv: Args) -> bool {
         // CONFIG SET quickjs-memory-limit takes effect from the next call.
         self.vm
             .set_memory_limit(run.ctx.srv.config.quickjs_memory_limit as usize);
         self.vm.update_stack_top();
-        // The digest as text, for error replies (a copy: `run` is lent to the script).
+        // The digest (or the function's name) as text, for error replies (a copy: `run` is lent
+        // to the script).
         let sha_bytes = run.sha;
-        let sha_text = std::str::from_utf8(&sha_bytes).unwrap_or_default();
+        let function = run.ctx.srv.scripting.running.function.clone();
+        let sha_text = function
+            .as_deref()
+            .unwrap_or_else(|| std::str::from_utf8(&sha_bytes).unwrap_or_default());
         let ctx = self.vm.ctx;
         let run_ptr = run as *mut Run as *mut c_void;
         // SAFETY: values are owned and freed once on every path; the `Run` is reached only through
@@ -296,16 +275,58 @@ impl Engine for QuickJs {
             }
             self.vm.set_run(std::ptr::null_mut());
         }
-        let killed = self.vm.killed();
-        if killed && self.vm.jobs_pending() {
-            self.rebuild();
-        }
+        let rebuild = self.vm.killed() && self.vm.jobs_pending();
         self.out.write(&mut Sink::new(run.ctx.out));
         self.out.clear();
         let (used, limit) = (self.vm.memory_used(), self.vm.memory_limit());
         if limit > 0 && used > limit / 2 {
             // A script that came close to the limit gives its garbage back now.
             self.vm.gc();
+        }
+        rebuild
+    }
+}
+
+impl Engine for QuickJs {
+    fn id(&self) -> EngineId {
+        EngineId::QuickJs
+    }
+
+    fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
+        if self.cache.contains(sha) {
+            if pinned {
+                self.cache.pin(sha);
+            }
+            return Ok(());
+        }
+        let flags =
+            super::shebang_flags(EngineId::QuickJs, body).map_err(|e| format!("ERR {e}"))?;
+        let compiled = self.vm.compile(&wrap(body));
+        if self.vm.jobs_pending() {
+            // Code that ran at load time queued jobs: they must never run in a script.
+            self.rebuild();
+        }
+        let func = compiled.map_err(|e| format!("ERR Error compiling script: {e}"))?;
+        let artifact = Compiled {
+            func,
+            body: body.into(),
+        };
+        for gone in self.cache.insert(*sha, artifact, flags, body.len(), pinned) {
+            self.vm.free_value(gone.func);
+        }
+        Ok(())
+    }
+
+    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
+        self.cache.flags(sha)
+    }
+
+    fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
+        let Some(func) = self.cache.get(sha).map(|c| c.func) else {
+            return false;
+        };
+        if self.call(run, func, keys, argv) {
+            self.rebuild();
         }
         true
     }
@@ -333,6 +354,56 @@ impl Engine for QuickJs {
 
     fn evicted(&self) -> u64 {
         self.cache.evicted
+    }
+
+    fn load_library(
+        &mut self,
+        lib: super::function::LibId,
+        code: &[u8],
+    ) -> Result<Vec<super::function::Registered>, String> {
+        let limit = self.vm.memory_limit();
+        self.functions
+            .get_or_insert_with(|| Box::new(functions::Functions::new(limit)))
+            .load(lib, code)
+    }
+
+    fn call_function(
+        &mut self,
+        run: &mut Run,
+        lib: super::function::LibId,
+        index: usize,
+        keys: Args,
+        args: Args,
+    ) {
+        let Some(mut f) = self.functions.take() else {
+            run.ctx.out.error("ERR Function not found");
+            return;
+        };
+        match f.libs.get(&lib).and_then(|c| c.get(index)).copied() {
+            Some(func) => {
+                // The functions' VM takes the engine's place for the call.
+                std::mem::swap(&mut self.vm, &mut f.vm);
+                self.file = "user_function";
+                let rebuild = self.call(run, func, keys, args);
+                self.file = "user_script";
+                std::mem::swap(&mut self.vm, &mut f.vm);
+                if rebuild {
+                    f.rebuild();
+                }
+            }
+            None => run.ctx.out.error("ERR Function not found"),
+        }
+        self.functions = Some(f);
+    }
+
+    fn drop_library(&mut self, lib: super::function::LibId) {
+        if let Some(f) = self.functions.as_mut() {
+            f.drop_library(lib);
+        }
+    }
+
+    fn functions_memory(&self) -> usize {
+        self.functions.as_ref().map_or(0, |f| f.vm.memory_used())
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Budget {
     /// that closes the wrapper and runs code of its own is interrupted (`interrupts` counts).
     pub loading: bool,
     pub load_interrupts: u32,
+    /// A function library's loading run (no `Run`) stops past this instant.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Atoms and helper values, copied where needed (all `Copy` handles owned by the `Vm`).
@@ -184,7 +186,12 @@ unsafe extern "C" fn interrupt(_rt: *mut q::JSRuntime, opaque: *mut c_void) -> c
     // SAFETY: `run` is set only while `QuickJs::run` lends the `Run` to the script and does not
     // touch it itself; nothing else holds it during script code.
     let Some(run) = run.as_mut() else {
-        return 0;
+        // No script runs: a function library may be loading, within its deadline.
+        let late = (*budget)
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() > d);
+        (*budget).killed = late;
+        return late as c_int;
     };
     match run.check_budget() {
         None => 0,
@@ -211,6 +218,7 @@ impl Vm {
             killed: false,
             loading: false,
             load_interrupts: 0,
+            deadline: None,
         }));
         // SAFETY: a fresh runtime and context; set-up runs code we wrote, with no limit.
         unsafe {
@@ -341,6 +349,11 @@ impl Vm {
 
     /// Evaluates a wrapped body, NUL-terminated; the function object, or the error message.
     pub fn compile(&mut self, src: &[u8]) -> Result<q::JSValue, String> {
+        self.compile_as(src, c"user_script")
+    }
+
+    /// `compile` with the file name errors give (`user_function` for function libraries).
+    pub fn compile_as(&mut self, src: &[u8], file: &CStr) -> Result<q::JSValue, String> {
         debug_assert_eq!(src.last(), Some(&0));
         self.update_stack_top();
         // SAFETY: the budget box lives as long as the VM; JS_Eval copies the source.
@@ -352,7 +365,7 @@ impl Vm {
                 self.ctx,
                 src.as_ptr() as *const _,
                 src.len() as q::size_t - 1,
-                c"user_script".as_ptr(),
+                file.as_ptr(),
                 (q::JS_EVAL_TYPE_GLOBAL | q::JS_EVAL_FLAG_STRICT) as c_int,
             );
             (*self.budget).loading = false;
@@ -365,7 +378,9 @@ impl Vm {
                     "the body runs code outside its function".to_string()
                 } else {
                     match super::convert::error_text(self.ctx, &self.names, e) {
-                        (text, Some(line)) => format!("{text} (user_script:{line})"),
+                        (text, Some(line)) => {
+                            format!("{text} ({}:{line})", file.to_string_lossy())
+                        }
                         (text, None) => text,
                     }
                 };
@@ -407,6 +422,16 @@ impl Vm {
     pub fn jobs_pending(&self) -> bool {
         // SAFETY: the runtime is ours.
         unsafe { q::JS_IsJobPending(self.rt) }
+    }
+
+    /// Starts (`Some`) or ends a function library's loading run, which the interrupt stops at
+    /// `deadline`.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        // SAFETY: the budget box lives as long as the VM.
+        unsafe {
+            (*self.budget).deadline = deadline;
+            (*self.budget).killed = false;
+        }
     }
 
     pub fn killed(&self) -> bool {

@@ -1,0 +1,401 @@
+//! Redis Functions for Lua, as Redis 7's function_lua.c: libraries live in a VM of their own (the
+//! EVAL VM's SCRIPT FLUSH never touches them), sandboxed as EVAL's, whose globals table is empty
+//! and read-only with a metatable `__index` that is switched between two tables:
+//! - the loading API while a library's code runs: only `redis.register_function`, `redis.log`,
+//!   the `LOG_*` levels and `REDIS_VERSION`/`REDIS_VERSION_NUM` exist (so `redis.call` there is
+//!   `Script attempted to access nonexistent global variable 'call'`, as in Redis), and the run is
+//!   stopped after `LOAD_TIMEOUT_MS`;
+//! - the sandboxed globals of EVAL (without KEYS/ARGV: a function gets `keys` and `args` as its
+//!   arguments) whenever a function runs.
+//!
+//! Each registered callback is a registry reference, kept per library (`Functions::libs`).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::time::{Duration, Instant};
+
+use super::api;
+use super::ffi::*;
+use super::{push_array, Lua};
+use crate::cmd::Args;
+use crate::script::function::{
+    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
+};
+use crate::script::{Flags, Run};
+
+/// The functions' VM and the callbacks of each library.
+pub(super) struct Functions {
+    vm: Lua,
+    libs: HashMap<LibId, Vec<c_int>>,
+    /// Registry references of the two tables the globals' `__index` switches between.
+    runtime_api: c_int,
+    load_api: c_int,
+}
+
+/// What the loading run registered so far.
+#[derive(Default)]
+struct Loading {
+    functions: Vec<Registered>,
+    callbacks: Vec<c_int>,
+}
+
+thread_local! {
+    /// Set while a library's code runs: `redis.register_function` adds to it.
+    static LOADING: RefCell<Option<Loading>> = const { RefCell::new(None) };
+    /// When the loading run must stop.
+    static LOAD_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+impl Functions {
+    fn new(limit: usize) -> Box<Functions> {
+        let mut vm = Lua::new(&crate::config::Config::default());
+        vm.mem.limit = 0;
+        let l = vm.l;
+        // SAFETY: set-up on a fresh VM, unlimited memory, balanced stack.
+        let (load_api, runtime_api) = unsafe {
+            lua_newtable(l);
+            lua_newtable(l);
+            goblin_lua51_push_host_fn(l, register_function);
+            raw_set_field(l, -2, "register_function");
+            goblin_lua51_push_host_fn(l, api::log);
+            raw_set_field(l, -2, "log");
+            for (name, level) in [
+                ("LOG_DEBUG", 0.0),
+                ("LOG_VERBOSE", 1.0),
+                ("LOG_NOTICE", 2.0),
+                ("LOG_WARNING", 3.0),
+                ("REDIS_VERSION_NUM", api::redis_version_num() as f64),
+            ] {
+                lua_pushnumber(l, level);
+                raw_set_field(l, -2, name);
+            }
+            push_bytes(l, crate::config::REDIS_VERSION.as_bytes());
+            raw_set_field(l, -2, "REDIS_VERSION");
+            lock_with_error_metatable(l);
+            raw_set_field(l, -2, "redis");
+            lock_with_error_metatable(l);
+            let load_api = luaL_ref(l, LUA_REGISTRYINDEX);
+            lua_pushvalue(l, LUA_GLOBALSINDEX);
+            let runtime_api = luaL_ref(l, LUA_REGISTRYINDEX);
+            // The new globals: empty, read-only, reading through the switched `__index`.
+            lua_newtable(l);
+            lua_newtable(l);
+            lua_rawgeti(l, LUA_REGISTRYINDEX, runtime_api);
+            raw_set_field(l, -2, "__index");
+            goblin_lua51_set_readonly(l, -1, 1);
+            lua_setmetatable(l, -2);
+            goblin_lua51_set_readonly(l, -1, 1);
+            lua_replace(l, LUA_GLOBALSINDEX);
+            (load_api, runtime_api)
+        };
+        vm.mem.limit = limit;
+        Box::new(Functions {
+            vm,
+            libs: HashMap::new(),
+            runtime_api,
+            load_api,
+        })
+    }
+
+    /// Bytes the functions' VM holds.
+    pub fn memory(&self) -> usize {
+        self.vm.mem.used
+    }
+
+    /// Points the globals' `__index` at the table `api` refers to.
+    unsafe fn switch_globals(&self, api: c_int) {
+        let l = self.vm.l;
+        lua_getmetatable(l, LUA_GLOBALSINDEX);
+        goblin_lua51_set_readonly(l, -1, 0);
+        lua_rawgeti(l, LUA_REGISTRYINDEX, api);
+        raw_set_field(l, -2, "__index");
+        goblin_lua51_set_readonly(l, -1, 1);
+        lua_pop(l, 1);
+    }
+}
+
+/// Gives the table on top a metatable whose `__index` raises Redis's "nonexistent global" error,
+/// and locks both read-only (Redis's `luaSetErrorMetatable` and table protection).
+unsafe fn lock_with_error_metatable(l: *mut lua_State) {
+    lua_newtable(l);
+    goblin_lua51_push_host_fn(l, api::missing_global);
+    raw_set_field(l, -2, "__index");
+    goblin_lua51_set_readonly(l, -1, 1);
+    lua_setmetatable(l, -2);
+    goblin_lua51_set_readonly(l, -1, 1);
+}
+
+/// `Engine::load_library` for Lua (Redis's `luaEngineCreate`).
+pub(super) fn load(lua: &mut Lua, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
+    let limit = lua.mem.limit;
+    let f = lua.functions.get_or_insert_with(|| Functions::new(limit));
+    f.vm.mem.limit = limit;
+    let l = f.vm.l;
+    // SAFETY: the chunk runs protected; the stack is restored on every path; host functions see
+    // LOADING only during the call.
+    unsafe {
+        let st = luaL_loadbuffer(
+            l,
+            code.as_ptr() as *const _,
+            code.len(),
+            c"@user_function".as_ptr(),
+        );
+        if st != 0 {
+            let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+            lua_settop(l, 0);
+            f.vm.mem.refused = false;
+            return Err(format!(
+                "Error compiling function: {}",
+                msg.unwrap_or_default()
+            ));
+        }
+        f.switch_globals(f.load_api);
+        LOADING.with(|c| *c.borrow_mut() = Some(Loading::default()));
+        LOAD_DEADLINE.with(|d| {
+            d.set(Some(
+                Instant::now() + Duration::from_millis(LOAD_TIMEOUT_MS),
+            ))
+        });
+        goblin_lua51_set_hook(l, super::HOOK_EVERY);
+        let st = lua_pcall(l, 0, 0, 0);
+        goblin_lua51_set_hook(l, 0);
+        LOAD_DEADLINE.with(|d| d.set(None));
+        let loading = LOADING.with(|c| c.borrow_mut().take()).unwrap_or_default();
+        f.switch_globals(f.runtime_api);
+        if st != 0 {
+            let msg = if st == LUA_ERRMEM || f.vm.mem.refused {
+                "ERR not enough memory".to_string()
+            } else {
+                error_text(l)
+            };
+            f.vm.mem.refused = false;
+            lua_settop(l, 0);
+            for r in loading.callbacks {
+                luaL_unref(l, LUA_REGISTRYINDEX, r);
+            }
+            return Err(format!("Error registering functions: {msg}"));
+        }
+        f.libs.insert(lib, loading.callbacks);
+        Ok(loading.functions)
+    }
+}
+
+/// The text of the error value on top (Redis's `luaExtractErrorInformation`): a string gets the
+/// `ERR` code, an error table gives its `err`.
+unsafe fn error_text(l: *mut lua_State) -> String {
+    match lua_type(l, -1) {
+        LUA_TSTRING | LUA_TNUMBER => format!(
+            "ERR {}",
+            String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default())
+        ),
+        LUA_TTABLE => {
+            raw_get_field(l, -1, "err");
+            let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+            lua_pop(l, 1);
+            msg.unwrap_or_default()
+        }
+        _ => String::new(),
+    }
+}
+
+/// `Engine::call_function` for Lua (Redis's `luaEngineCall`): the callback with `keys` and `args`
+/// tables as its arguments, under the error handler, the hook and the memory limit of EVAL.
+pub(super) fn call(lua: &mut Lua, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
+    let Some(f) = lua.functions.as_mut() else {
+        run.ctx.out.error("ERR Function not found");
+        return;
+    };
+    let Some(&func) = f.libs.get(&lib).and_then(|c| c.get(index)) else {
+        run.ctx.out.error("ERR Function not found");
+        return;
+    };
+    let l = f.vm.l;
+    // SAFETY: `invoke` takes the error handler, the function and its two arguments off the stack.
+    unsafe {
+        lua_rawgeti(l, LUA_REGISTRYINDEX, f.vm.err_handler);
+        lua_rawgeti(l, LUA_REGISTRYINDEX, func);
+        push_array(l, keys);
+        push_array(l, args);
+        f.vm.invoke(run, 2);
+    }
+}
+
+/// `Engine::drop_library` for Lua.
+pub(super) fn drop_library(lua: &mut Lua, lib: LibId) {
+    let Some(f) = lua.functions.as_mut() else {
+        return;
+    };
+    for r in f.libs.remove(&lib).unwrap_or_default() {
+        // SAFETY: references taken by `register_function`.
+        unsafe { luaL_unref(f.vm.l, LUA_REGISTRYINDEX, r) };
+    }
+}
+
+/// The hook's question while a library loads (no `Run` then): stop past the deadline.
+pub(super) unsafe fn load_hook(l: *mut lua_State) -> c_int {
+    match LOAD_DEADLINE.with(|d| d.get()) {
+        Some(deadline) if Instant::now() > deadline => {
+            api::push_error_table(l, format!("ERR {LOAD_TIMEOUT_ERROR}").as_bytes());
+            2
+        }
+        _ => 0,
+    }
+}
+
+/// A string argument as Redis's `luaGetStringSds` takes it: a string, or a number's text.
+unsafe fn string_arg(l: *mut lua_State, idx: c_int) -> Option<Vec<u8>> {
+    match lua_type(l, idx) {
+        LUA_TSTRING => to_bytes(l, idx).map(<[u8]>::to_vec),
+        LUA_TNUMBER => {
+            // Converted on a copy: the original may be a key `lua_next` still needs.
+            lua_pushvalue(l, idx);
+            let s = to_bytes(l, -1).map(<[u8]>::to_vec);
+            lua_pop(l, 1);
+            s
+        }
+        _ => None,
+    }
+}
+
+/// `redis.register_function(name, callback)` and `redis.register_function{function_name=...,
+/// callback=..., flags={...}, description=...}` (Redis's `luaRegisterFunction`, errors included).
+unsafe extern "C" fn register_function(l: *mut lua_State) -> c_int {
+    let registered = LOADING.with(|c| match c.borrow_mut().as_mut() {
+        None => Err("redis.register_function can only be called on FUNCTION LOAD command".into()),
+        Some(loading) => read_registration(l, loading),
+    });
+    match registered {
+        Ok(()) => 0,
+        Err(msg) => {
+            api::push_error_table(l, format!("ERR {msg}").as_bytes());
+            -1
+        }
+    }
+}
+
+unsafe fn read_registration(l: *mut lua_State, loading: &mut Loading) -> Result<(), String> {
+    let argc = lua_gettop(l);
+    if !(1..=2).contains(&argc) {
+        return Err("wrong number of arguments to redis.register_function".into());
+    }
+    let (mut name, mut description, mut callback, mut flags) = (None, None, None, 0u32);
+    let read = if argc == 2 {
+        positional(l, &mut name, &mut callback)
+    } else {
+        named(l, &mut name, &mut description, &mut callback, &mut flags)
+    };
+    let checked = read.and_then(|()| {
+        let name = name.ok_or("redis.register_function must get a function name argument")?;
+        callback.ok_or("redis.register_function must get a callback argument")?;
+        check_registration(&loading.functions, &name)
+    });
+    match checked {
+        Ok(name) => {
+            loading.functions.push(Registered {
+                name,
+                description,
+                flags: Flags(flags),
+            });
+            loading.callbacks.extend(callback);
+            Ok(())
+        }
+        Err(e) => {
+            if let Some(r) = callback {
+                luaL_unref(l, LUA_REGISTRYINDEX, r);
+            }
+            Err(e)
+        }
+    }
+}
+
+unsafe fn positional(
+    l: *mut lua_State,
+    name: &mut Option<Vec<u8>>,
+    callback: &mut Option<c_int>,
+) -> Result<(), String> {
+    *name =
+        Some(string_arg(l, 1).ok_or("first argument to redis.register_function must be a string")?);
+    if lua_type(l, 2) != LUA_TFUNCTION {
+        return Err("second argument to redis.register_function must be a function".into());
+    }
+    lua_pushvalue(l, 2);
+    *callback = Some(luaL_ref(l, LUA_REGISTRYINDEX));
+    Ok(())
+}
+
+unsafe fn named(
+    l: *mut lua_State,
+    name: &mut Option<Vec<u8>>,
+    description: &mut Option<Vec<u8>>,
+    callback: &mut Option<c_int>,
+    flags: &mut u32,
+) -> Result<(), String> {
+    if lua_type(l, 1) != LUA_TTABLE {
+        return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).".into());
+    }
+    lua_pushnil(l);
+    while lua_next(l, 1) != 0 {
+        let key = match lua_type(l, -2) {
+            LUA_TSTRING => to_bytes(l, -2).unwrap_or_default().to_ascii_lowercase(),
+            // A number key is a string to Lua, but never an argument's name.
+            LUA_TNUMBER => Vec::new(),
+            _ => {
+                return Err(
+                    "named argument key given to redis.register_function is not a string".into(),
+                )
+            }
+        };
+        match &key[..] {
+            b"function_name" => {
+                *name = Some(string_arg(l, -1).ok_or(
+                    "function_name argument given to redis.register_function must be a string",
+                )?);
+            }
+            b"description" => {
+                *description = Some(string_arg(l, -1).ok_or(
+                    "description argument given to redis.register_function must be a string",
+                )?);
+            }
+            b"callback" => {
+                if lua_type(l, -1) != LUA_TFUNCTION {
+                    return Err(
+                        "callback argument given to redis.register_function must be a function"
+                            .into(),
+                    );
+                }
+                if let Some(old) = callback.take() {
+                    luaL_unref(l, LUA_REGISTRYINDEX, old);
+                }
+                lua_pushvalue(l, -1);
+                *callback = Some(luaL_ref(l, LUA_REGISTRYINDEX));
+            }
+            b"flags" => {
+                if lua_type(l, -1) != LUA_TTABLE {
+                    return Err("flags argument to redis.register_function must be a table representing function flags".into());
+                }
+                *flags = read_flags(l)?;
+            }
+            _ => return Err("unknown argument given to redis.register_function".into()),
+        }
+        lua_pop(l, 1);
+    }
+    Ok(())
+}
+
+/// The array of flag names on top (Redis's `luaRegisterFunctionReadFlags`).
+unsafe fn read_flags(l: *mut lua_State) -> Result<u32, String> {
+    let mut flags = 0;
+    for j in 1.. {
+        lua_rawgeti(l, -1, j);
+        let t = lua_type(l, -1);
+        if t == LUA_TNIL {
+            lua_pop(l, 1);
+            break;
+        }
+        let flag = string_arg(l, -1);
+        lua_pop(l, 1);
+        flags |= parse_flag(&flag.ok_or("unknown flag given")?)?;
+    }
+    Ok(flags)
+}

@@ -1,0 +1,608 @@
+//! Redis Functions: FUNCTION LOAD/LIST/DELETE/FLUSH/DUMP/RESTORE/STATS/KILL/HELP, FCALL and
+//! FCALL_RO. The Lua path is differential against Debian's redis-server, byte for byte (RESP2 and
+//! RESP3); DUMP payloads and RDB files cross between the two servers in both directions; every
+//! engine with functions gets its libraries back after a restart, and its busy functions killed.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+/// A Lua library as the lines of a differential case (redis-cli quoting: `\n` is a newline).
+fn lib(code: &str) -> String {
+    format!("FUNCTION LOAD \"{}\"", code.replace('"', "\\\""))
+}
+
+#[test]
+fn loading_errors_as_redis() {
+    let cases: Vec<String> = [
+        "x",
+        "#!lua name=x",
+        "#!lua\\n",
+        "#!lua name=a name=b\\n",
+        "#!lua foo=b name=x\\n",
+        "#!lua NAME=x foo\\n",
+        "#!nope name=x\\nreturn 1",
+        "#!LUA name=x-y\\nreturn 1",
+        "#!lua name=\\n",
+        "#! name=x\\n",
+        "#!lua name=x\\nlocal a = 1",
+        "#!lua name=x\\nsyntax error here",
+        "#!lua name=x\\nredis.call('set', 'a', 'b')",
+        "#!lua name=x\\nlocal s = string.len('a')",
+        "#!lua name=x\\nredis.setresp(3)",
+        "#!lua name=x\\nerror('boom')",
+        "#!lua name=x\\nx = 1",
+        "#!lua name=x\\nredis.register_function('a', function() end, 'x')",
+        "#!lua name=x\\nredis.register_function('a')",
+        "#!lua name=x\\nredis.register_function('a', 1)",
+        "#!lua name=x\\nredis.register_function(true, function() end)",
+        "#!lua name=x\\nredis.register_function('a-b', function() end)",
+        "#!lua name=x\\nredis.register_function('', function() end)",
+        "#!lua name=x\\nredis.register_function('a', function() end) redis.register_function('a', function() end)",
+        "#!lua name=x\\nredis.register_function{}",
+        "#!lua name=x\\nredis.register_function{function_name='a'}",
+        "#!lua name=x\\nredis.register_function{callback=function() end}",
+        "#!lua name=x\\nredis.register_function{function_name='a', callback=function() end, foo=1}",
+        "#!lua name=x\\nredis.register_function{function_name='a', callback=function() end, flags='no-writes'}",
+        "#!lua name=x\\nredis.register_function{function_name='a', callback=function() end, flags={'bad'}}",
+        "#!lua name=x\\nredis.register_function{function_name='a', callback=function() end, description=1}",
+        "#!lua name=x\\nredis.register_function{function_name='a', callback=function() end, description={}}",
+        "#!lua name=x\\nredis.register_function{function_name={}, callback=function() end}",
+        "#!lua name=x\\nredis.register_function{function_name='a', callback=1}",
+        "#!lua name=x\\nredis.register_function{[true]='a', callback=function() end}",
+        "#!lua name=x\\nwhile true do end",
+    ]
+    .iter()
+    .map(|c| lib(c))
+    .collect();
+    let mut lines: Vec<&str> = vec!["FUNCTION FLUSH"];
+    lines.extend(cases.iter().map(String::as_str));
+    lines.extend([
+        "FUNCTION LIST",
+        "FUNCTION LOAD",
+        "FUNCTION LOAD REPLACE",
+        "FUNCTION LOAD foo bar",
+        "FUNCTION LOAD REPLACE REPLACE \"#!lua name=x\\nreturn\"",
+    ]);
+    compare(&[&lines]);
+}
+
+const LIB_ONE: &str = "#!lua name=one\\nredis.register_function{function_name='f1', callback=function(keys, args) return {keys[1], args[1]} end, flags={'no-writes', 'ALLOW-OOM'}, description='the first'}";
+const LIB_TWO: &str = "#!lua name=two\\nredis.register_function('f2', function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
+
+#[test]
+fn registry_commands_as_redis() {
+    let (one, two) = (lib(LIB_ONE), lib(LIB_TWO));
+    let two_again = lib(&LIB_TWO.replace("'f2'", "'f3'"));
+    let clash = lib(&LIB_TWO.replace("two", "three"));
+    let case: Vec<&str> = vec![
+        "FUNCTION FLUSH",
+        "?rdb_changes_since_last_save",
+        &one,
+        "?rdb_changes_since_last_save",
+        &one,
+        &clash,
+        &two,
+        "~FUNCTION LIST",
+        "~FUNCTION LIST WITHCODE",
+        "FUNCTION LIST LIBRARYNAME o*",
+        "FUNCTION LIST withcode LIBRARYNAME one",
+        "FUNCTION LIST LIBRARYNAME nothing",
+        "FUNCTION LIST LIBRARYNAME",
+        "FUNCTION LIST WITHCODE WITHCODE",
+        "FUNCTION LIST LIBRARYNAME a LIBRARYNAME b",
+        "FUNCTION LIST foo",
+        &two_again,
+        "FCALL f2 1 k v",
+        "FUNCTION LOAD REPLACE \"#!lua name=two\\nredis.register_function('f3', function() return 3 end)\"",
+        "FCALL f2 0",
+        "FCALL f3 0",
+        "FCALL F3 0",
+        "FUNCTION DELETE two",
+        "FUNCTION DELETE two",
+        "FUNCTION DELETE",
+        "FCALL f3 0",
+        "FUNCTION DELETE three",
+        "FUNCTION DUMP",
+        "FUNCTION FLUSH bad",
+        "FUNCTION FLUSH ASYNC extra",
+        "FUNCTION FLUSH SYNC",
+        "FUNCTION LIST",
+        "FUNCTION FLUSH async",
+        "?rdb_changes_since_last_save",
+        "FUNCTION DUMP",
+        "FUNCTION RESTORE bad",
+        "FUNCTION RESTORE bad APPEND x",
+        "FUNCTION RESTORE bad nope",
+        "FUNCTION KILL",
+        "FUNCTION HELP",
+        "FUNCTION NOPE",
+        "FUNCTION STATS extra",
+    ];
+    compare_both(&[&case]);
+}
+
+/// A library of several functions sharing local helpers, every conversion, errors and the
+/// read-only rules, through FCALL and FCALL_RO.
+#[test]
+fn fcall_as_redis() {
+    let shared = lib("#!lua name=shop\\n\
+        local function key(k) return 'item:' .. k end\\n\
+        local function total(k) return tonumber(redis.call('GET', key(k)) or '0') end\\n\
+        redis.register_function('add', function(keys, args) return redis.call('INCRBY', key(keys[1]), args[1]) end)\\n\
+        redis.register_function{function_name='get', callback=function(keys) return total(keys[1]) end, flags={'no-writes'}}\\n\
+        redis.register_function{function_name='sum', callback=function(keys) local s = 0 for _, k in ipairs(keys) do s = s + total(k) end return s end, flags={'no-writes'}}\\n\
+        redis.register_function{function_name='ro_write', callback=function(keys) return redis.call('SET', keys[1], 'x') end, flags={'no-writes'}}");
+    let conv = lib("#!lua name=conv\\n\
+        redis.register_function('types', function(keys, args) return {1, 'two', {3, 'four'}, true, false, 3.99, {ok='fine'}, {err='My Error'}} end)\\n\
+        redis.register_function('err', function() return {err='My Error'} end)\\n\
+        redis.register_function('status', function() return redis.status_reply('FINE') end)\\n\
+        redis.register_function('raise', function() error('boom') end)\\n\
+        redis.register_function('raise_table', function() error({err='CUSTOM failure'}) end)\\n\
+        redis.register_function('bad_cmd', function() return redis.call('NOSUCH') end)\\n\
+        redis.register_function('wrong', function() return redis.call('INCR', 'str') end)\\n\
+        redis.register_function('caught', function() return redis.pcall('INCR', 'str') end)\\n\
+        redis.register_function('nested', function() return redis.call('FCALL', 'types', 0) end)\\n\
+        redis.register_function('eval', function() return redis.call('EVAL', 'return 1', 0) end)\\n\
+        redis.register_function('globals', function() return KEYS end)\\n\
+        redis.register_function('setglobal', function() x = 1 end)\\n\
+        redis.register_function('resp3', function() redis.setresp(3) return {redis.call('HGETALL', 'h'), {double=1.5}, {map={a=1}}, {set={b=true}}} end)\\n\
+        redis.register_function('sha', function(keys, args) return redis.sha1hex(args[1]) end)\\n\
+        redis.register_function('args', function(keys, args) return {#keys, #args, keys, args} end)");
+    let case: Vec<&str> = vec![
+        "FUNCTION FLUSH",
+        &shared,
+        &conv,
+        "SET str hello",
+        "HSET h f v",
+        "FCALL add 1 a 5",
+        "FCALL add 1 a 7",
+        "FCALL add 1 b 1",
+        "FCALL get 1 a",
+        "FCALL_RO get 1 a",
+        "FCALL_RO sum 3 a b c",
+        "FCALL_RO add 1 a 1",
+        "FCALL ro_write 1 a",
+        "FCALL_RO ro_write 1 a",
+        "FCALL types 0",
+        "FCALL err 0",
+        "FCALL status 0",
+        "FCALL raise 0",
+        "FCALL raise_table 0",
+        "FCALL bad_cmd 0",
+        "FCALL wrong 0",
+        "FCALL caught 0",
+        "FCALL nested 0",
+        "FCALL eval 0",
+        "FCALL globals 0",
+        "FCALL setglobal 0",
+        "FCALL resp3 0",
+        "FCALL sha 0 abc",
+        "FCALL args 2 k1 k2 a1 a2 a3",
+        "FCALL args 0",
+        "FCALL nope 0",
+        "FCALL args x",
+        "FCALL args -1",
+        "FCALL args 3 a",
+        "FCALL_RO nope 0",
+        "FCALL",
+        "MULTI",
+        "FCALL add 1 a 1",
+        "FCALL_RO get 1 a",
+        "EXEC",
+    ];
+    compare_both(&[&case]);
+}
+
+#[test]
+fn command_info_and_docs_match_redis() {
+    let names = [
+        "fcall",
+        "fcall_ro",
+        "function",
+        "function|load",
+        "function|list",
+        "function|delete",
+        "function|flush",
+        "function|dump",
+        "function|restore",
+        "function|stats",
+        "function|kill",
+        "function|help",
+    ];
+    // The FUNCTION container itself is left out: Redis gives a container only @slow (our table
+    // derives @scripting from the group) and lists its subcommands in hash order; each
+    // subcommand is compared on its own.
+    let rows: Vec<&str> = names.into_iter().filter(|n| *n != "function").collect();
+    common::command_info_and_docs_match_redis(&rows, &rows);
+}
+
+/// A bulk reply's payload.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    assert_eq!(reply[0], b'$', "{}", show(reply));
+    let start = reply.iter().position(|&c| c == b'\n').unwrap() + 1;
+    reply[start..reply.len() - 2].to_vec()
+}
+
+fn load(c: &mut Raw, code: &str) -> Vec<u8> {
+    c.cmd(&[b"FUNCTION", b"LOAD", code.as_bytes()])
+}
+
+const LUA_LIB: &str = "#!lua name=cross\nredis.register_function{function_name='hello', callback=function(keys, args) return 'hello ' .. (args[1] or 'world') end, flags={'no-writes'}, description='greets'}";
+
+#[test]
+fn dump_and_restore_cross_both_ways() {
+    let r = redis(&[]);
+    let g = goblin(&[]);
+    let (mut rc, mut gc) = (r.raw(), g.raw());
+    assert_eq!(load(&mut rc, LUA_LIB), b"$5\r\ncross\r\n");
+    assert_eq!(load(&mut gc, LUA_LIB), b"$5\r\ncross\r\n");
+    // The same library gives the same payload, byte for byte.
+    let from_redis = bulk(&rc.cmd_str("FUNCTION DUMP"));
+    let from_goblin = bulk(&gc.cmd_str("FUNCTION DUMP"));
+    assert_eq!(from_redis, from_goblin);
+
+    // Redis's payload into Goblin Core, with each policy.
+    let restore = |c: &mut Raw, payload: &[u8], policy: Option<&str>| {
+        let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"RESTORE", payload];
+        if let Some(p) = policy {
+            args.push(p.as_bytes());
+        }
+        c.cmd(&args)
+    };
+    for c in [&mut rc, &mut gc] {
+        assert_eq!(
+            show(&restore(c, &from_redis, None)),
+            "-ERR Library cross already exists\\r\\n"
+        );
+        assert_eq!(restore(c, &from_redis, Some("REPLACE")), b"+OK\r\n");
+        assert_eq!(restore(c, &from_redis, Some("FLUSH")), b"+OK\r\n");
+    }
+    gc.cmd_str("FUNCTION FLUSH");
+    assert_eq!(restore(&mut gc, &from_redis, None), b"+OK\r\n");
+    assert_eq!(gc.cmd_str("FCALL_RO hello 0 you"), b"$9\r\nhello you\r\n");
+    assert_eq!(
+        gc.cmd_str("FUNCTION LIST WITHCODE"),
+        rc.cmd_str("FUNCTION LIST WITHCODE")
+    );
+
+    // Goblin Core's payload into Redis.
+    rc.cmd_str("FUNCTION FLUSH");
+    assert_eq!(restore(&mut rc, &from_goblin, None), b"+OK\r\n");
+    assert_eq!(rc.cmd_str("FCALL hello 0"), b"$11\r\nhello world\r\n");
+
+    // A corrupted payload is refused by both.
+    let mut bad = from_goblin.clone();
+    bad[3] ^= 1;
+    for c in [&mut rc, &mut gc] {
+        assert_eq!(
+            show(&restore(c, &bad, None)),
+            "-ERR DUMP payload version or checksum are wrong\\r\\n"
+        );
+    }
+
+    // Our engines' libraries travel in the same envelope; Redis has no such engine.
+    gc.cmd_str("FUNCTION FLUSH");
+    for code in LIBRARIES.iter().map(|(_, c)| c) {
+        assert_eq!(load(&mut gc, code)[0], b'$', "{code}");
+    }
+    let all = bulk(&gc.cmd_str("FUNCTION DUMP"));
+    let g2 = goblin(&[]);
+    let mut g2c = g2.raw();
+    assert_eq!(restore(&mut g2c, &all, None), b"+OK\r\n");
+    check_libraries(&mut g2c);
+    rc.cmd_str("FUNCTION FLUSH");
+    let refused = show(&restore(&mut rc, &all, None));
+    assert!(refused.starts_with("-ERR Engine '"), "{refused}");
+}
+
+/// One library per engine with functions (the same two functions in each language), and what
+/// FCALL gives.
+const LIBRARIES: &[(&str, &str)] = &[
+    (
+        "lua",
+        "#!lua name=lib_lua\nlocal function twice(x) return x * 2 end\nredis.register_function('lua_twice', function(keys, args) return twice(tonumber(args[1])) end)\nredis.register_function{function_name='lua_get', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}",
+    ),
+    (
+        "luau",
+        "#!luau name=lib_luau\nlocal function twice(x) return x * 2 end\nredis.register_function('luau_twice', function(keys, args) return twice(tonumber(args[1])) end)\nredis.register_function{function_name='luau_get', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}",
+    ),
+    (
+        "js",
+        "#!js name=lib_js\nconst twice = (x) => x * 2;\nredis.register_function('js_twice', (keys, args) => twice(Number(args[0])));\nredis.register_function({function_name: 'js_get', callback: (keys) => redis.call('GET', keys[0]), flags: ['no-writes']});",
+    ),
+];
+
+fn check_libraries(c: &mut Raw) {
+    c.cmd_str("SET k value");
+    for (engine, _) in LIBRARIES {
+        let twice = format!("FCALL {engine}_twice 0 21");
+        assert_eq!(c.cmd_str(&twice), b":42\r\n", "{engine}");
+        let get = format!("FCALL_RO {engine}_get 1 k");
+        assert_eq!(c.cmd_str(&get), b"$5\r\nvalue\r\n", "{engine}");
+    }
+}
+
+#[test]
+fn libraries_survive_a_restart_in_every_engine() {
+    let dir = scratch_dir("functions-restart");
+    let d = dir.to_str().unwrap();
+    let mut g = goblin(&["--dir", d, "--save", "3600 1"]);
+    let mut c = g.raw();
+    for (_, code) in LIBRARIES {
+        assert_eq!(load(&mut c, code)[0], b'$', "{code}");
+    }
+    check_libraries(&mut c);
+    assert_eq!(info_field(&mut c, "number_of_functions"), Some(6));
+    assert!(info_field(&mut c, "used_memory_vm_functions").unwrap() > 0);
+    let code: usize = LIBRARIES.iter().map(|(_, c)| c.len()).sum();
+    assert_eq!(
+        info_field(&mut c, "used_memory_functions"),
+        Some(code as i64)
+    );
+    let listed = c.cmd_str("FUNCTION LIST WITHCODE");
+    c.send(&encode(&[b"SHUTDOWN"]));
+    assert!(c.is_closed());
+    assert_eq!(g.wait_exit(Duration::from_secs(10)), Some(true));
+
+    let g = goblin(&["--dir", d, "--enable-debug-command", "yes"]);
+    let mut c = g.raw();
+    assert_eq!(c.cmd_str("FUNCTION LIST WITHCODE"), listed);
+    check_libraries(&mut c);
+    // DEBUG RELOAD saves and loads them again.
+    assert_eq!(c.cmd_str("DEBUG RELOAD"), b"+OK\r\n");
+    check_libraries(&mut c);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rdb_files_carry_libraries_both_ways() {
+    // Redis's file, with a Lua library, loads here.
+    let r = redis(&[]);
+    let mut rc = r.raw();
+    assert_eq!(load(&mut rc, LUA_LIB), b"$5\r\ncross\r\n");
+    rc.cmd_str("SET k v");
+    assert_eq!(rc.cmd_str("SAVE"), b"+OK\r\n");
+    let dir = scratch_dir("functions-from-redis");
+    std::fs::copy(r.dir.join("dump.rdb"), dir.join("dump.rdb")).unwrap();
+    let g = goblin(&["--dir", dir.to_str().unwrap()]);
+    let mut gc = g.raw();
+    assert_eq!(gc.cmd_str("FCALL hello 0 rdb"), b"$9\r\nhello rdb\r\n");
+    assert_eq!(gc.cmd_str("GET k"), b"$1\r\nv\r\n");
+    assert_eq!(
+        gc.cmd_str("FUNCTION LIST WITHCODE"),
+        rc.cmd_str("FUNCTION LIST WITHCODE")
+    );
+
+    // Ours loads into Redis.
+    assert_eq!(gc.cmd_str("SAVE"), b"+OK\r\n");
+    let rdir = scratch_dir("functions-to-redis");
+    std::fs::copy(dir.join("dump.rdb"), rdir.join("dump.rdb")).unwrap();
+    let r2 = redis(&["--dir", rdir.to_str().unwrap()]);
+    let mut r2c = r2.raw();
+    assert_eq!(r2c.cmd_str("FCALL hello 0"), b"$11\r\nhello world\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&rdir);
+}
+
+/// Reads one reply, waiting as long as a busy function may take.
+fn slow_reply(c: &mut Raw) -> Vec<u8> {
+    c.s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    c.reply()
+}
+
+/// A busy function and a busy script, seen from another client: the replies of `lines` (sent by
+/// the other client while `busy` runs), then the busy client's own reply.
+fn busy_transcript(s: &Server, setup: &str, busy: &[&[u8]], lines: &[&str]) -> Vec<String> {
+    let mut runner = s.raw();
+    if !setup.is_empty() {
+        assert_eq!(load(&mut runner, setup)[0], b'$');
+    }
+    runner.send(&encode(busy));
+    std::thread::sleep(Duration::from_millis(400));
+    let mut other = s.raw();
+    let mut out: Vec<String> = lines.iter().map(|l| show(&other.cmd_str(l))).collect();
+    out.push(show(&slow_reply(&mut runner)));
+    out.push(show(&other.cmd_str("PING")));
+    out
+}
+
+#[test]
+fn busy_functions_and_kill_as_redis() {
+    let lua = "#!lua name=busy\nredis.register_function('spin', function() while true do end end)\nredis.register_function('spin_written', function(keys) redis.call('SET', keys[1], 'x') while true do end end)";
+    let r = redis(&["--busy-reply-threshold", "200"]);
+    let g = goblin(&["--busy-reply-threshold", "200"]);
+    // (library to load, the busy command, what another client sends meanwhile)
+    type Scenario<'a> = (&'a str, &'a [&'a [u8]], &'a [&'a str]);
+    let scenarios: &[Scenario] = &[
+        (
+            lua,
+            &[b"FCALL", b"spin", b"0"],
+            &["PING", "SCRIPT KILL", "FUNCTION KILL"],
+        ),
+        (
+            "",
+            &[b"EVAL", b"while true do end", b"0"],
+            &["PING", "FUNCTION KILL", "FUNCTION STATS", "SCRIPT KILL"],
+        ),
+    ];
+    for (setup, busy, lines) in scenarios {
+        let want = busy_transcript(&r, setup, busy, lines);
+        let got = busy_transcript(&g, setup, busy, lines);
+        assert_eq!(want, got);
+    }
+    // A function that wrote cannot be killed; SHUTDOWN NOSAVE ends it.
+    for s in [&r, &g] {
+        let mut runner = s.raw();
+        runner.send(&encode(&[b"FCALL", b"spin_written", b"1", b"k"]));
+        std::thread::sleep(Duration::from_millis(400));
+        let mut other = s.raw();
+        let got = show(&other.cmd_str("FUNCTION KILL"));
+        assert!(got.starts_with("-UNKILLABLE"), "{got}");
+        other.send(&encode(&[b"SHUTDOWN", b"NOSAVE"]));
+        assert!(other.is_closed());
+    }
+}
+
+/// FUNCTION STATS lists every engine; while a function runs it shows its name and command.
+#[test]
+fn stats_while_a_function_runs_in_every_engine() {
+    let spins = [
+        "#!lua name=spin_lua\nredis.register_function('spin_lua', function() while true do end end)",
+        "#!luau name=spin_luau\nredis.register_function('spin_luau', function() while true do end end)",
+        "#!js name=spin_js\nredis.register_function('spin_js', () => { while (true) {} })",
+    ];
+    let g = goblin(&["--busy-reply-threshold", "200"]);
+    let mut c = g.raw();
+    let idle = show(&c.cmd_str("FUNCTION STATS"));
+    for engine in ["LUA", "LUAU", "JS", "TCL", "PYTHON", "WREN"] {
+        assert!(
+            idle.contains(&format!("${}\\r\\n{engine}\\r\\n", engine.len())),
+            "{idle}"
+        );
+    }
+    assert!(
+        idle.starts_with("*4\\r\\n$14\\r\\nrunning_script\\r\\n$-1\\r\\n"),
+        "{idle}"
+    );
+    for code in spins {
+        let name = code
+            .split("name=")
+            .nth(1)
+            .unwrap()
+            .split('\n')
+            .next()
+            .unwrap();
+        assert_eq!(load(&mut c, code)[0], b'$');
+        let mut runner = g.raw();
+        runner.send(&encode(&[b"FCALL", name.as_bytes(), b"0"]));
+        std::thread::sleep(Duration::from_millis(400));
+        let stats = show(&c.cmd_str("FUNCTION STATS"));
+        assert!(
+            stats.contains(&format!("$4\\r\\nname\\r\\n${}\\r\\n{name}\\r\\n$7\\r\\ncommand\\r\\n*3\\r\\n$5\\r\\nFCALL\\r\\n", name.len())),
+            "{stats}"
+        );
+        assert!(stats.contains("libraries_count\\r\\n:1"), "{stats}");
+        let busy = show(&c.cmd_str("GET x"));
+        assert_eq!(
+            busy,
+            "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\\r\\n"
+        );
+        assert_eq!(c.cmd_str("FUNCTION KILL"), b"+OK\r\n");
+        let got = show(&slow_reply(&mut runner));
+        assert!(
+            got.starts_with("-ERR Script killed by user with SCRIPT KILL..."),
+            "{name}: {got}"
+        );
+        assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    }
+}
+
+/// Engines refuse `redis.call` in the loading run and `register_function` outside it, stop a
+/// loading run after its time, and report their errors with the library's line numbers.
+#[test]
+fn loading_runs_in_every_engine() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (engine, call, endless) in [
+        ("luau", "redis.call('SET', 'a', 'b')", "while true do end"),
+        ("js", "redis.call('SET', 'a', 'b');", "while (true) {}"),
+    ] {
+        let refused = show(&load(&mut c, &format!("#!{engine} name=x\n{call}")));
+        assert!(
+            refused.starts_with("-ERR Error registering functions: ERR redis.call is only available while a script runs"),
+            "{engine}: {refused}"
+        );
+        let timeout = show(&load(&mut c, &format!("#!{engine} name=x\n{endless}")));
+        assert_eq!(
+            timeout, "-ERR Error registering functions: ERR FUNCTION LOAD timeout\\r\\n",
+            "{engine}"
+        );
+        let none = show(&load(&mut c, &format!("#!{engine} name=x\n")));
+        assert_eq!(none, "-ERR No functions registered\\r\\n", "{engine}");
+    }
+    let got = show(&c.cmd_str("LUAU.EVAL \"redis.register_function('a', function() end)\" 0"));
+    assert!(
+        got.contains("redis.register_function can only be called on FUNCTION LOAD command"),
+        "{got}"
+    );
+    let got = show(&c.cmd_str("QUICKJS.EVAL \"redis.register_function('a', () => 1)\" 0"));
+    assert!(
+        got.contains("redis.register_function can only be called on FUNCTION LOAD command"),
+        "{got}"
+    );
+    // Errors name the function and its line in the library.
+    assert_eq!(
+        load(
+            &mut c,
+            "#!luau name=e\n\nredis.register_function('luau_err', function() error('boom') end)"
+        )[0],
+        b'$'
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL luau_err 0")),
+        "-ERR user_function:3: boom script: luau_err, on @user_function:3.\\r\\n"
+    );
+    assert_eq!(
+        load(
+            &mut c,
+            "#!js name=j\n\nredis.register_function('js_err', () => { throw new Error('boom'); })"
+        )[0],
+        b'$'
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL js_err 0")),
+        "-ERR boom script: js_err, on user_function:3.\\r\\n"
+    );
+    // SCRIPT FLUSH of an engine leaves its functions alone.
+    assert_eq!(c.cmd_str("QUICKJS.SCRIPT FLUSH"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("LUAU.SCRIPT FLUSH"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
+    assert!(show(&c.cmd_str("FCALL js_err 0")).contains("boom"));
+    assert!(show(&c.cmd_str("FCALL luau_err 0")).contains("boom"));
+}
+
+/// A function that allocates without end fails with its engine's out-of-memory error naming the
+/// function; the server keeps serving, the library still works and the memory is given back.
+#[test]
+fn memory_limit_in_every_engine() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (directive, lib) in [
+        (
+            "lua-memory-limit",
+            "#!lua name=bomb_lua\nredis.register_function('bomb_lua', function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end end)\nredis.register_function('fine_lua', function() return 'still fine' end)",
+        ),
+        (
+            "luau-memory-limit",
+            "#!luau name=bomb_luau\nredis.register_function('bomb_luau', function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end end)\nredis.register_function('fine_luau', function() return 'still fine' end)",
+        ),
+        (
+            "quickjs-memory-limit",
+            "#!js name=bomb_js\nredis.register_function('bomb_js', () => { const t = []; while (true) t.push('x'.repeat(1e6) + t.length); });\nredis.register_function('fine_js', () => 'still fine');",
+        ),
+    ] {
+        assert_eq!(
+            c.cmd(&[b"CONFIG", b"SET", directive.as_bytes(), b"64mb"]),
+            b"+OK\r\n"
+        );
+        assert_eq!(load(&mut c, lib)[0], b'$', "{lib}");
+        let name = lib.split("name=").nth(1).unwrap().split('\n').next().unwrap();
+        let got = show(&c.cmd(&[b"FCALL", name.as_bytes(), b"0"]));
+        assert!(
+            got.starts_with("-ERR Out of memory running script")
+                && got.contains(&format!("script: {name}")),
+            "{got}"
+        );
+        let fine = name.replace("bomb", "fine");
+        assert_eq!(
+            c.cmd(&[b"FCALL", fine.as_bytes(), b"0"]),
+            b"$10\r\nstill fine\r\n"
+        );
+        assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    }
+    let vm = info_field(&mut c, "used_memory_vm_functions").unwrap();
+    assert!(vm < 16 << 20, "the functions' VMs still hold {vm} bytes");
+}
