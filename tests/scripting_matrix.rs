@@ -29,6 +29,11 @@ const ENGINES: &[Engine] = &[
         prefix: "QUICKJS.",
         ext: "js",
     },
+    Engine {
+        name: "upython",
+        prefix: "UPYTHON.",
+        ext: "py",
+    },
 ];
 
 enum Expect {
@@ -134,7 +139,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad deletes on a matching token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("upython", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":1\\r\\n"),
@@ -142,7 +152,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad keeps on another token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("upython", "@cad"),
+            ],
             keys: &["lock"],
             args: &["other"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -150,7 +165,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a missing key",
             setup: &[],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("upython", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -158,7 +178,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a wrong type",
             setup: &["HSET lock f v"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("upython", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::ErrorStarting(
@@ -178,6 +203,7 @@ fn conversions_to_replies() {
                 ("lua", "return 42"),
                 ("luau", "return 42"),
                 ("quickjs", "return 42"),
+                ("upython", "return 42"),
             ],
             keys: &[],
             args: &[],
@@ -190,6 +216,7 @@ fn conversions_to_replies() {
                 ("lua", "return -3.7"),
                 ("luau", "return -3.7"),
                 ("quickjs", "return -3.7"),
+                ("upython", "return -3.7"),
             ],
             keys: &[],
             args: &[],
@@ -202,6 +229,7 @@ fn conversions_to_replies() {
                 ("lua", "return ARGV[1]"),
                 ("luau", "return ARGV[1]"),
                 ("quickjs", "return ARGV[0]"),
+                ("upython", "return ARGV[0]"),
             ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
@@ -214,6 +242,7 @@ fn conversions_to_replies() {
                 ("lua", "return nil"),
                 ("luau", "return nil"),
                 ("quickjs", "return null"),
+                ("upython", "return None"),
             ],
             keys: &[],
             args: &[],
@@ -226,6 +255,7 @@ fn conversions_to_replies() {
                 ("lua", "return {1, 'two', {3}}"),
                 ("luau", "return {1, 'two', {3}}"),
                 ("quickjs", "return [1, 'two', [3]]"),
+                ("upython", "return [1, 'two', [3]]"),
             ],
             keys: &[],
             args: &[],
@@ -238,6 +268,7 @@ fn conversions_to_replies() {
                 ("lua", "return redis.status_reply('FINE')"),
                 ("luau", "return redis.status_reply('FINE')"),
                 ("quickjs", "return redis.status_reply('FINE')"),
+                ("upython", "return redis.status_reply('FINE')"),
             ],
             keys: &[],
             args: &[],
@@ -250,6 +281,7 @@ fn conversions_to_replies() {
                 ("lua", "return redis.error_reply('MY failure')"),
                 ("luau", "return redis.error_reply('MY failure')"),
                 ("quickjs", "return redis.error_reply('MY failure')"),
+                ("upython", "return redis.error_reply('MY failure')"),
             ],
             keys: &[],
             args: &[],
@@ -262,6 +294,7 @@ fn conversions_to_replies() {
                 ("lua", "return {true, false}"),
                 ("luau", "return {true, false}"),
                 ("quickjs", "return [true, false]"),
+                ("upython", "return [True, False]"),
             ],
             keys: &[],
             args: &[],
@@ -274,6 +307,7 @@ fn conversions_to_replies() {
                 ("lua", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
+                ("upython", "return [KEYS[0], KEYS[1], ARGV[0]]"),
             ],
             keys: &["k1", "k2"],
             args: &["a1"],
@@ -301,6 +335,10 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
                 ),
+                (
+                    "upython",
+                    "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
+                ),
             ],
             keys: &["n"],
             args: &[],
@@ -322,6 +360,10 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "return redis.call('GET', KEYS[0]) === null ? 'nil' : 'value'",
                 ),
+                (
+                    "upython",
+                    "return 'nil' if redis.call('GET', KEYS[0]) is None else 'value'",
+                ),
             ],
             keys: &["missing"],
             args: &[],
@@ -334,6 +376,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('SET', KEYS[1], 'v')"),
                 ("luau", "return redis.call('SET', KEYS[1], 'v')"),
                 ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
+                ("upython", "return redis.call('SET', KEYS[0], 'v')"),
             ],
             keys: &["k"],
             args: &[],
@@ -346,6 +389,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('INCR', KEYS[1])"),
                 ("luau", "return redis.call('INCR', KEYS[1])"),
                 ("quickjs", "return redis.call('INCR', KEYS[0])"),
+                ("upython", "return redis.call('INCR', KEYS[0])"),
             ],
             keys: &["s"],
             args: &[],
@@ -367,6 +411,10 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "const r = redis.pcall('INCR', KEYS[0]); return 'caught: ' + r.err",
                 ),
+                (
+                    "upython",
+                    "r = redis.pcall('INCR', KEYS[0])\nreturn 'caught: ' + r['err']",
+                ),
             ],
             keys: &["s"],
             args: &[],
@@ -381,6 +429,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('NOSUCH')"),
                 ("luau", "return redis.call('NOSUCH')"),
                 ("quickjs", "return redis.call('NOSUCH')"),
+                ("upython", "return redis.call('NOSUCH')"),
             ],
             keys: &[],
             args: &[],
@@ -393,6 +442,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("upython", "return redis.call('SCRIPT', 'FLUSH')"),
             ],
             keys: &[],
             args: &[],
@@ -405,6 +455,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.sha1hex('abc')"),
                 ("luau", "return redis.sha1hex('abc')"),
                 ("quickjs", "return redis.sha1hex('abc')"),
+                ("upython", "return redis.sha1hex('abc')"),
             ],
             keys: &[],
             args: &[],
@@ -494,6 +545,23 @@ fn sandbox_escapes_are_refused() {
         ),
         ("quickjs", "}); globalThis.leak = 1; (function () {"),
         ("quickjs", "}); while (true) {} (function () {"),
+        ("upython", "import os"),
+        ("upython", "import sys\nsys.exit()"),
+        ("upython", "return __import__('os')"),
+        ("upython", "import builtins"),
+        ("upython", "import micropython"),
+        ("upython", "import io"),
+        ("upython", "return open('/etc/passwd')"),
+        ("upython", "return eval('1')"),
+        ("upython", "exec('leak = 1')"),
+        ("upython", "return compile('1', 'f', 'eval')"),
+        ("upython", "return input()"),
+        ("upython", "print('x')"),
+        ("upython", "redis.call = None"),
+        ("upython", "del redis.call"),
+        ("upython", "import math\nmath.pi = 3"),
+        ("upython", "bytes.upper = None"),
+        ("upython", "return sys"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -545,7 +613,7 @@ fn nosuchscript_and_read_only_runs() {
         );
         let write = match engine.name {
             "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
-            "quickjs" => "return redis.call('SET', KEYS[0], 'v')",
+            "quickjs" | "upython" => "return redis.call('SET', KEYS[0], 'v')",
             other => panic!("no write script for {other}"),
         };
         let ro = format!("{}EVAL_RO", engine.prefix);
@@ -579,6 +647,10 @@ fn memory_limit() {
                 "quickjs-memory-limit",
                 "const t = []; while (true) t.push('x'.repeat(1e6) + t.length);",
             ),
+            "upython" => (
+                "upython-memory-limit",
+                "t = []\nwhile True:\n    t.append(b'x' * 1000000 + str(len(t)).encode())",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -602,7 +674,7 @@ fn memory_limit() {
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
         let ok = match engine.name {
             "lua" | "luau" => "return 'still fine'",
-            "quickjs" => "return 'still fine'",
+            "quickjs" | "upython" => "return 'still fine'",
             _ => unreachable!(),
         };
         let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
@@ -666,6 +738,18 @@ fn busy_scripts_kill_and_shutdown() {
             ],
             "redis.call('SET', KEYS[0], 'written'); while (true) {}",
         ),
+        (
+            "upython",
+            &[
+                "while True:\n    pass",
+                "n = 0\nwhile True:\n    n += 1",
+                "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+                "while True:\n    try:\n        raise ValueError('x')\n    except BaseException:\n        pass\n    finally:\n        continue",
+                "def f():\n    try:\n        return f()\n    except BaseException:\n        return f()\nwhile True:\n    try:\n        f()\n    except BaseException:\n        pass",
+                "try:\n    while True:\n        pass\nexcept BaseException:\n    return 'escaped'",
+            ],
+            "redis.call('SET', KEYS[0], 'written')\nwhile True:\n    pass",
+        ),
     ];
     let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
     for engine in ENGINES {
@@ -724,7 +808,12 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -734,7 +823,12 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -742,7 +836,12 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -752,7 +851,12 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -769,7 +873,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
     for engine in ENGINES {
         let script = match engine.name {
             "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
-            "quickjs" => "return redis.call('BLPOP', 'nolist', 0)",
+            "quickjs" | "upython" => "return redis.call('BLPOP', 'nolist', 0)",
             other => panic!("no blocking case for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);
@@ -791,7 +895,7 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
     for engine in ENGINES {
         let push = match engine.name {
             "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
-            "quickjs" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
+            "quickjs" | "upython" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
             other => panic!("no push script for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);

@@ -312,3 +312,11 @@ pub const QUICKJS_COMMANDS: &[Command] = eval_commands!(
     "JavaScript",
     script_subcommands!("quickjs.", "JavaScript")
 );
+
+/// MicroPython: Python scripts (UPYTHON.EVAL, UPYTHON.EVALSHA, UPYTHON.EVAL_RO,
+/// UPYTHON.EVALSHA_RO and UPYTHON.SCRIPT; `script::upython`).
+pub const UPYTHON_COMMANDS: &[Command] = eval_commands!(
+    "upython.",
+    "Python",
+    script_subcommands!("upython.", "Python")
+);
