@@ -28,6 +28,7 @@
 #include "py/lexer.h"
 #include "py/mperrno.h"
 #include "py/mphal.h"
+#include "py/mpz.h"
 #include "py/nlr.h"
 #include "py/objint.h"
 #include "py/objlist.h"
@@ -70,7 +71,7 @@ extern int goblin_upy_out(void *sink, int op, int64_t i, double d, const uint8_t
 enum {
   OUT_INT, OUT_FLOAT, OUT_BULK, OUT_NULL, OUT_BOOL, OUT_DOUBLE, OUT_ARRAY, OUT_MAP, OUT_SET,
   OUT_STATUS, OUT_ERROR, OUT_BIG, OUT_ENTER, OUT_LEAVE, OUT_UNSUPPORTED,
-  OUT_RAISED_REDIS, OUT_RAISED, OUT_RAISED_MEMORY,
+  OUT_RAISED_REDIS, OUT_RAISED, OUT_RAISED_MEMORY, OUT_FAILED,
 };
 
 /* Build operations (goblin_upy_build); must match src/script/upython/mod.rs. */
@@ -196,6 +197,17 @@ static bool get_bytes(mp_obj_t o, const uint8_t **p, size_t *len) {
   return false;
 }
 
+/* An int's value when it fits 64 bits (without raising, unlike mp_obj_get_int_maybe); false for a
+ * bigger int or anything else. */
+static bool int_fits(mp_obj_t o, mp_int_t *v) {
+  if (mp_obj_is_small_int(o)) {
+    *v = MP_OBJ_SMALL_INT_VALUE(o);
+    return true;
+  }
+  if (!mp_obj_is_exact_type(o, &mp_type_int)) return false;
+  return mpz_as_int_checked(&((mp_obj_int_t *)MP_OBJ_TO_PTR(o))->mpz, v);
+}
+
 static mp_obj_t wrap(qstr key, mp_obj_t v) {
   mp_obj_t d = mp_obj_new_dict(1);
   mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(key), v);
@@ -283,7 +295,7 @@ static mp_obj_t do_call(size_t n_args, const mp_obj_t *args, int raise) {
     if (get_bytes(o, &a[k].p, &a[k].len)) continue;
     if (mp_obj_is_int(o) && !mp_obj_is_bool(o)) {
       mp_int_t v;
-      if (mp_obj_get_int_maybe(o, &v)) {
+      if (int_fits(o, &v)) {
         a[k].kind = 1;
         a[k].i = v;
       } else {
@@ -367,7 +379,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(redis_sha1hex_obj, redis_sha1hex);
 
 static mp_obj_t redis_log(size_t n_args, const mp_obj_t *args) {
   mp_int_t level;
-  if (!mp_obj_get_int_maybe(args[0], &level) || level < 0 || level > 3) {
+  if (!int_fits(args[0], &level) || level < 0 || level > 3) {
     mp_raise_ValueError(MP_ERROR_TEXT("redis.log level must be LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE or LOG_WARNING"));
   }
   vstr_t vstr;
@@ -389,7 +401,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR(redis_log_obj, 2, redis_log);
 
 static mp_obj_t redis_setresp(mp_obj_t v) {
   mp_int_t n;
-  if (!mp_obj_get_int_maybe(v, &n) || (n != 2 && n != 3)) mp_raise_ValueError(MP_ERROR_TEXT("RESP version must be 2 or 3"));
+  if (!int_fits(v, &n) || (n != 2 && n != 3)) mp_raise_ValueError(MP_ERROR_TEXT("RESP version must be 2 or 3"));
   goblin_upy_host_setresp((int)n);
   return mp_const_none;
 }
@@ -671,7 +683,7 @@ static void reply_value(void *sink, mp_obj_t v) {
     out(sink, OUT_BOOL, v == mp_const_true, 0, NULL, 0);
   } else if (mp_obj_is_int(v)) {
     mp_int_t n;
-    if (mp_obj_get_int_maybe(v, &n)) out(sink, OUT_INT, n, 0, NULL, 0);
+    if (int_fits(v, &n)) out(sink, OUT_INT, n, 0, NULL, 0);
     else reply_big(sink, v);
   } else if (mp_obj_is_float(v)) {
     out(sink, OUT_FLOAT, 0, mp_obj_get_float(v), NULL, 0);
@@ -729,8 +741,14 @@ API void goblin_upy_run(long slot, const goblin_bytes_t *keys, size_t n_keys, co
   mp_map_t *g = &((mp_obj_dict_t *)MP_OBJ_TO_PTR(script_globals))->map;
   if (g->used) mp_map_clear(g);
   build_clear();
-  if (exc != MP_OBJ_NULL) reply_exception(sink, exc);
-  else reply_value(sink, result);
+  /* Converting raises nothing by design; should it, the reply is an error, not an abort. */
+  if (nlr_push(&nlr) == 0) {
+    if (exc != MP_OBJ_NULL) reply_exception(sink, exc);
+    else reply_value(sink, result);
+    nlr_pop();
+  } else {
+    out(sink, OUT_FAILED, 0, 0, NULL, 0);
+  }
   mp_obj_exception_clear_traceback(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_kbd_exception)));
   goblin_upy_killed = 0;
 }

@@ -114,6 +114,7 @@ const OUT_UNSUPPORTED: c_int = 14;
 const OUT_RAISED_REDIS: c_int = 15;
 const OUT_RAISED: c_int = 16;
 const OUT_RAISED_MEMORY: c_int = 17;
+const OUT_FAILED: c_int = 18;
 
 // Build operations (`goblin_upy_build`), as in glue.c.
 const B_INT: c_int = 0;
@@ -335,6 +336,7 @@ impl Engine for MicroPython {
             sink: None,
             resp: 2,
             heap: self.heap,
+            mark: mark.0,
         };
         // SAFETY: the VM is ours and idle; KEYS/ARGV point into `keys`/`argv`, alive for the call.
         // Host callbacks reach the `Run` through CURRENT while the script runs; `out` reaches it
@@ -532,6 +534,8 @@ struct Out {
     sink: Option<Sink<'static>>,
     resp: u8,
     heap: usize,
+    /// Where the reply starts in the buffer (cut on `OUT_FAILED`).
+    mark: usize,
 }
 
 /// One step of writing the script's result. Returns 0 only for `OUT_ENTER` past the nesting limit
@@ -613,6 +617,12 @@ unsafe extern "C" fn goblin_upy_out(
         OUT_RAISED_MEMORY => sink.out.error(&format!(
             "ERR Out of memory running script (upython-memory-limit is {heap} bytes) script: {sha}"
         )),
+        OUT_FAILED => {
+            sink.out.truncate(out.mark);
+            sink.out.error(&format!(
+                "ERR MicroPython script's reply could not be converted script: {sha}"
+            ));
+        }
         _ => unreachable!("glue.c sends no output operation {op}"),
     }
     1
