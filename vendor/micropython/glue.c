@@ -504,6 +504,13 @@ static void setup(const char *version, size_t version_len, int64_t version_num) 
   ((mp_obj_dict_t *)MP_OBJ_TO_PTR(builtins))->map.is_fixed = 1;
 }
 
+API void goblin_upy_deinit(void) {
+  if (!heap) return;
+  mp_deinit();
+  free(heap);
+  heap = NULL;
+}
+
 /* Starts the VM on a fresh heap of `size` bytes; 0, or -1 (no memory for the heap or set-up). */
 API int goblin_upy_init(size_t size, const char *version, size_t version_len, int64_t version_num) {
   set_stack_top(__builtin_frame_address(0));
@@ -529,13 +536,6 @@ API int goblin_upy_init(size_t size, const char *version, size_t version_len, in
   }
   goblin_upy_deinit();
   return -1;
-}
-
-API void goblin_upy_deinit(void) {
-  if (!heap) return;
-  mp_deinit();
-  free(heap);
-  heap = NULL;
 }
 
 /* An upper bound of the heap bytes in use — up to the highest block allocated, which a collection
