@@ -26,6 +26,7 @@ fn main() {
         .compile("goblin_native");
     build_lua51();
     build_wren();
+    build_micropython();
 }
 
 /// The `lua-5.1.5` directory of the `lua-src` crate Cargo downloaded, or `GOBLIN_LUA51_SRC`.
@@ -196,4 +197,247 @@ fn build_wren() {
         .opt_level(2)
         .warnings(false)
         .compile("goblin_wren");
+}
+
+// ---- MicroPython (the UPYTHON.EVAL engine) ----
+//
+// No crate carries MicroPython, and no third-party source is kept in the repository: the source is
+// Debian's source package `micropython` 1.25.0+ds-1 (trixie), fetched once into a cache directory
+// under the target directory with apt-get's source download (its own source list and state, the
+// system's apt configuration untouched) and checked against the SHA-256 below. Its embed port
+// generates a self-contained C tree (the qstr and module tables for our `mpconfigport.h`) into
+// OUT_DIR; we compile that tree with our port files from `vendor/micropython/`, link it into one
+// relocatable object and localise every symbol but our glue's (`-fvisibility=hidden` + `ld -r` +
+// `objcopy --localize-hidden`), so nothing clashes with another engine (Jim Tcl also defines
+// `utf8_charlen`). `GOBLIN_MICROPYTHON_SRC` may name any MicroPython 1.25 source tree instead.
+
+const MICROPYTHON_PACKAGE: &str = "micropython";
+const MICROPYTHON_TARBALL: &str = "micropython_1.25.0+ds.orig.tar.xz";
+const MICROPYTHON_TARBALL_SHA256: &str =
+    "7b25be99a502f070b2de81dafc08da7051d992325d6e67daa9045a918fffdbea";
+const MICROPYTHON_DIR: &str = "micropython-1.25.0";
+
+fn build_micropython() {
+    println!("cargo:rerun-if-changed=vendor/micropython");
+    println!("cargo:rerun-if-env-changed=GOBLIN_MICROPYTHON_SRC");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let top = micropython_source(&out);
+    let embed = micropython_generate(&top, &out);
+    micropython_compile(&embed, &out);
+}
+
+fn run_tool(cmd: &mut Command, what: &str, hint: &str) {
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("{what}: cannot run {:?} ({e}); {hint}", cmd.get_program()));
+    assert!(status.success(), "{what} failed ({status}); {hint}");
+}
+
+/// The MicroPython source tree: `GOBLIN_MICROPYTHON_SRC`, or Debian's tarball (fetched into the
+/// cache when absent, checked) unpacked into OUT_DIR.
+fn micropython_source(out: &Path) -> PathBuf {
+    if let Some(dir) = std::env::var_os("GOBLIN_MICROPYTHON_SRC") {
+        let dir = PathBuf::from(dir);
+        assert!(
+            dir.join("ports/embed/embed.mk").exists(),
+            "GOBLIN_MICROPYTHON_SRC={} is not a MicroPython 1.25 source tree (no ports/embed/embed.mk)",
+            dir.display()
+        );
+        return dir;
+    }
+    // OUT_DIR is <target>/<profile>/build/<package>-<hash>/out: the cache sits beside <profile>.
+    let target = out
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "build"))
+        .and_then(|b| b.parent()?.parent())
+        .unwrap_or(out);
+    let cache = target.join("micropython-source");
+    let tarball = cache.join(MICROPYTHON_TARBALL);
+    if !tarball.exists() {
+        micropython_fetch(&cache);
+    }
+    let sum = Command::new("sha256sum")
+        .arg(&tarball)
+        .output()
+        .expect("sha256sum (coreutils) is needed to check the MicroPython source");
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    assert!(
+        sum.split_whitespace().next() == Some(MICROPYTHON_TARBALL_SHA256),
+        "{} has SHA-256 {} but the build expects {MICROPYTHON_TARBALL_SHA256}: delete it to fetch it again, \
+         or set GOBLIN_MICROPYTHON_SRC to a MicroPython 1.25 source tree",
+        tarball.display(),
+        sum.split_whitespace().next().unwrap_or("?")
+    );
+    let unpacked = out.join("micropython-src");
+    let top = unpacked.join(MICROPYTHON_DIR);
+    if !top.join("ports/embed/embed.mk").exists() {
+        let _ = std::fs::remove_dir_all(&unpacked);
+        std::fs::create_dir_all(&unpacked).unwrap();
+        run_tool(
+            Command::new("tar")
+                .arg("-xJf")
+                .arg(&tarball)
+                .arg("-C")
+                .arg(&unpacked),
+            "unpacking the MicroPython source",
+            "tar with xz support (xz-utils) is needed",
+        );
+    }
+    top
+}
+
+/// Downloads Debian's `micropython` source package into `cache` with apt-get, from the mirror the
+/// machine's apt already uses, with a private source list and state (no system change).
+fn micropython_fetch(cache: &Path) {
+    let hint =
+        "the MicroPython source comes from Debian's `micropython` source package (trixie) via \
+                apt-get; on a machine without apt or network, set GOBLIN_MICROPYTHON_SRC to a \
+                MicroPython 1.25 source tree";
+    let mirror = [
+        "/etc/apt/sources.list.d/debian.sources",
+        "/etc/apt/sources.list",
+    ]
+    .iter()
+    .filter_map(|f| std::fs::read_to_string(f).ok())
+    .find_map(|text| {
+        text.lines().find_map(|l| {
+            let l = l.trim();
+            if let Some(uris) = l.strip_prefix("URIs:") {
+                return uris
+                    .split_whitespace()
+                    .find(|u| !u.contains("security"))
+                    .map(String::from);
+            }
+            let mut f = l.split_whitespace();
+            (f.next() == Some("deb"))
+                .then(|| f.find(|w| w.contains("://")).map(String::from))
+                .flatten()
+                .filter(|u| !u.contains("security"))
+        })
+    })
+    .unwrap_or_else(|| panic!("no Debian mirror found in the apt configuration; {hint}"));
+    let work = cache.join("apt");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(work.join("lists/partial")).unwrap();
+    std::fs::create_dir_all(work.join("cache/archives/partial")).unwrap();
+    let list = work.join("sources.list");
+    std::fs::write(
+        &list,
+        format!("deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] {mirror} trixie main\n"),
+    )
+    .unwrap();
+    let apt = |args: &[&str]| {
+        let mut c = Command::new("apt-get");
+        c.current_dir(&work)
+            .arg("-q")
+            .arg("-o")
+            .arg(format!("Dir::Etc::SourceList={}", list.display()))
+            .args(["-o", "Dir::Etc::SourceParts=-"])
+            .arg("-o")
+            .arg(format!(
+                "Dir::State::Lists={}",
+                work.join("lists").display()
+            ))
+            .arg("-o")
+            .arg(format!("Dir::Cache={}", work.join("cache").display()))
+            .args(args);
+        c
+    };
+    run_tool(
+        &mut apt(&["update"]),
+        "apt-get update (MicroPython source list)",
+        hint,
+    );
+    run_tool(
+        &mut apt(&["source", "--download-only", MICROPYTHON_PACKAGE]),
+        "apt-get source micropython",
+        hint,
+    );
+    std::fs::rename(
+        work.join(MICROPYTHON_TARBALL),
+        cache.join(MICROPYTHON_TARBALL),
+    )
+    .unwrap_or_else(|e| panic!("apt-get did not leave {MICROPYTHON_TARBALL} ({e}); {hint}"));
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Runs the embed port's generator (`make -f embed.mk`, python3) with our `mpconfigport.h`; returns
+/// the generated `micropython_embed` directory.
+fn micropython_generate(top: &Path, out: &Path) -> PathBuf {
+    let gen = out.join("micropython-gen");
+    let _ = std::fs::remove_dir_all(&gen);
+    std::fs::create_dir_all(&gen).unwrap();
+    std::fs::copy(
+        "vendor/micropython/mpconfigport.h",
+        gen.join("mpconfigport.h"),
+    )
+    .unwrap();
+    std::fs::write(
+        gen.join("Makefile"),
+        format!(
+            "MICROPYTHON_TOP = {}\ninclude $(MICROPYTHON_TOP)/ports/embed/embed.mk\n",
+            top.display()
+        ),
+    )
+    .unwrap();
+    run_tool(
+        Command::new("make")
+            .arg("-s")
+            .arg("-C")
+            .arg(&gen)
+            .env_remove("MAKEFLAGS"),
+        "generating the MicroPython embed tree",
+        "it needs make and python3",
+    );
+    gen.join("micropython_embed")
+}
+
+/// Compiles the embed tree and our glue into `libgoblin_upython.a`: one relocatable object in which
+/// only the glue's entry points are global.
+fn micropython_compile(embed: &Path, out: &Path) {
+    let mut b = cc::Build::new();
+    b.include(embed)
+        .include("vendor/micropython")
+        .opt_level(2)
+        .warnings(false)
+        .flag("-std=gnu99")
+        .flag("-fvisibility=hidden")
+        .flag_if_supported("-fno-common");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(embed.join("py"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    files.push(embed.join("shared/runtime/gchelper_generic.c"));
+    // The port's own embed_util.c and mphalport.c are replaced by glue.c.
+    files.push(PathBuf::from("vendor/micropython/glue.c"));
+    b.files(&files);
+    let objects = b.compile_intermediates();
+    let linked = out.join("goblin_upython.o");
+    run_tool(
+        Command::new("ld")
+            .arg("-r")
+            .arg("-o")
+            .arg(&linked)
+            .args(&objects),
+        "ld -r of the MicroPython objects",
+        "binutils is needed",
+    );
+    run_tool(
+        Command::new("objcopy")
+            .arg("--localize-hidden")
+            .arg(&linked),
+        "objcopy --localize-hidden",
+        "binutils is needed",
+    );
+    let lib = out.join("libgoblin_upython.a");
+    let _ = std::fs::remove_file(&lib);
+    run_tool(
+        Command::new("ar").arg("crs").arg(&lib).arg(&linked),
+        "ar of the MicroPython object",
+        "binutils is needed",
+    );
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=goblin_upython");
 }

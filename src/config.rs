@@ -70,6 +70,7 @@ pub struct Config {
     pub luau_memory_limit: i64,
     pub quickjs_memory_limit: i64,
     pub wren_memory_limit: i64,
+    pub upython_memory_limit: i64,
 }
 
 impl Default for Config {
@@ -129,6 +130,7 @@ impl Default for Config {
             luau_memory_limit: 512 * 1024 * 1024,
             quickjs_memory_limit: 512 * 1024 * 1024,
             wren_memory_limit: 512 * 1024 * 1024,
+            upython_memory_limit: 64 * 1024 * 1024,
         }
     }
 }
@@ -286,6 +288,8 @@ pub static DIRECTIVES: &[Directive] = &[
     d("luau-memory-limit", mem(|c| &mut c.luau_memory_limit, 0, i64::MAX)),
     d("quickjs-memory-limit", mem(|c| &mut c.quickjs_memory_limit, 0, i64::MAX)),
     d("wren-memory-limit", mem(|c| &mut c.wren_memory_limit, 0, i64::MAX)),
+    // A fixed GC heap: at least 256 KiB (MicroPython's own state and the `redis` module live there).
+    d("upython-memory-limit", mem(|c| &mut c.upython_memory_limit, 256 * 1024, 1 << 40)),
 ];
 
 fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {

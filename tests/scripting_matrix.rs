@@ -36,6 +36,11 @@ const ENGINES: &[Engine] = &[
         prefix: "WREN.",
         ext: "wren",
     },
+    Engine {
+        name: "upython",
+        prefix: "UPYTHON.",
+        ext: "py",
+    },
 ];
 
 /// Engines (by name) whose functions are not built yet: the function column skips them.
@@ -179,6 +184,7 @@ fn compare_and_delete_idiom() {
                 ("luau", "@cad"),
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
+                ("upython", "@cad"),
             ],
             keys: &["lock"],
             args: &["tok"],
@@ -192,6 +198,7 @@ fn compare_and_delete_idiom() {
                 ("luau", "@cad"),
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
+                ("upython", "@cad"),
             ],
             keys: &["lock"],
             args: &["other"],
@@ -205,6 +212,7 @@ fn compare_and_delete_idiom() {
                 ("luau", "@cad"),
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
+                ("upython", "@cad"),
             ],
             keys: &["lock"],
             args: &["tok"],
@@ -218,6 +226,7 @@ fn compare_and_delete_idiom() {
                 ("luau", "@cad"),
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
+                ("upython", "@cad"),
             ],
             keys: &["lock"],
             args: &["tok"],
@@ -239,6 +248,7 @@ fn conversions_to_replies() {
                 ("luau", "return 42"),
                 ("quickjs", "return 42"),
                 ("wren", "return 42"),
+                ("upython", "return 42"),
             ],
             keys: &[],
             args: &[],
@@ -252,6 +262,7 @@ fn conversions_to_replies() {
                 ("luau", "return -3.7"),
                 ("quickjs", "return -3.7"),
                 ("wren", "return -3.7"),
+                ("upython", "return -3.7"),
             ],
             keys: &[],
             args: &[],
@@ -265,6 +276,7 @@ fn conversions_to_replies() {
                 ("luau", "return ARGV[1]"),
                 ("quickjs", "return ARGV[0]"),
                 ("wren", "return argv[0]"),
+                ("upython", "return ARGV[0]"),
             ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
@@ -278,6 +290,7 @@ fn conversions_to_replies() {
                 ("luau", "return nil"),
                 ("quickjs", "return null"),
                 ("wren", "return null"),
+                ("upython", "return None"),
             ],
             keys: &[],
             args: &[],
@@ -291,6 +304,7 @@ fn conversions_to_replies() {
                 ("luau", "return {1, 'two', {3}}"),
                 ("quickjs", "return [1, 'two', [3]]"),
                 ("wren", "return [1, \"two\", [3]]"),
+                ("upython", "return [1, 'two', [3]]"),
             ],
             keys: &[],
             args: &[],
@@ -304,6 +318,7 @@ fn conversions_to_replies() {
                 ("luau", "return redis.status_reply('FINE')"),
                 ("quickjs", "return redis.status_reply('FINE')"),
                 ("wren", "return Redis.statusReply(\"FINE\")"),
+                ("upython", "return redis.status_reply('FINE')"),
             ],
             keys: &[],
             args: &[],
@@ -317,6 +332,7 @@ fn conversions_to_replies() {
                 ("luau", "return redis.error_reply('MY failure')"),
                 ("quickjs", "return redis.error_reply('MY failure')"),
                 ("wren", "return Redis.errorReply(\"MY failure\")"),
+                ("upython", "return redis.error_reply('MY failure')"),
             ],
             keys: &[],
             args: &[],
@@ -330,6 +346,7 @@ fn conversions_to_replies() {
                 ("luau", "return {true, false}"),
                 ("quickjs", "return [true, false]"),
                 ("wren", "return [true, false]"),
+                ("upython", "return [True, False]"),
             ],
             keys: &[],
             args: &[],
@@ -343,6 +360,7 @@ fn conversions_to_replies() {
                 ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
                 ("wren", "return [keys[0], keys[1], argv[0]]"),
+                ("upython", "return [KEYS[0], KEYS[1], ARGV[0]]"),
             ],
             keys: &["k1", "k2"],
             args: &["a1"],
@@ -374,6 +392,10 @@ fn server_replies_into_the_script() {
                     "wren",
                     "return [Redis.call(\"INCR\", keys[0]), Redis.call(\"GET\", keys[0])]",
                 ),
+                (
+                    "upython",
+                    "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
+                ),
             ],
             keys: &["n"],
             args: &[],
@@ -399,6 +421,10 @@ fn server_replies_into_the_script() {
                     "wren",
                     "return Redis.call(\"GET\", keys[0]) == null ? \"nil\" : \"value\"",
                 ),
+                (
+                    "upython",
+                    "return 'nil' if redis.call('GET', KEYS[0]) is None else 'value'",
+                ),
             ],
             keys: &["missing"],
             args: &[],
@@ -412,6 +438,7 @@ fn server_replies_into_the_script() {
                 ("luau", "return redis.call('SET', KEYS[1], 'v')"),
                 ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
                 ("wren", "return Redis.call(\"SET\", keys[0], \"v\")"),
+                ("upython", "return redis.call('SET', KEYS[0], 'v')"),
             ],
             keys: &["k"],
             args: &[],
@@ -425,6 +452,7 @@ fn server_replies_into_the_script() {
                 ("luau", "return redis.call('INCR', KEYS[1])"),
                 ("quickjs", "return redis.call('INCR', KEYS[0])"),
                 ("wren", "return Redis.call(\"INCR\", keys[0])"),
+                ("upython", "return redis.call('INCR', KEYS[0])"),
             ],
             keys: &["s"],
             args: &[],
@@ -450,6 +478,10 @@ fn server_replies_into_the_script() {
                     "wren",
                     "var r = Redis.pcall(\"INCR\", keys[0])\nreturn \"caught: \" + r[\"err\"]",
                 ),
+                (
+                    "upython",
+                    "r = redis.pcall('INCR', KEYS[0])\nreturn 'caught: ' + r['err']",
+                ),
             ],
             keys: &["s"],
             args: &[],
@@ -465,6 +497,7 @@ fn server_replies_into_the_script() {
                 ("luau", "return redis.call('NOSUCH')"),
                 ("quickjs", "return redis.call('NOSUCH')"),
                 ("wren", "return Redis.call(\"NOSUCH\")"),
+                ("upython", "return redis.call('NOSUCH')"),
             ],
             keys: &[],
             args: &[],
@@ -478,6 +511,7 @@ fn server_replies_into_the_script() {
                 ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("wren", "return Redis.call(\"SCRIPT\", \"FLUSH\")"),
+                ("upython", "return redis.call('SCRIPT', 'FLUSH')"),
             ],
             keys: &[],
             args: &[],
@@ -491,6 +525,7 @@ fn server_replies_into_the_script() {
                 ("luau", "return redis.sha1hex('abc')"),
                 ("quickjs", "return redis.sha1hex('abc')"),
                 ("wren", "return Redis.sha1hex(\"abc\")"),
+                ("upython", "return redis.sha1hex('abc')"),
             ],
             keys: &[],
             args: &[],
@@ -601,6 +636,23 @@ fn sandbox_escapes_are_refused() {
             "} }\nRedis.call(\"SET\", \"leak\", \"1\")\nclass X { static y() {",
         ),
         ("wren", "leak = 1"),
+        ("upython", "import os"),
+        ("upython", "import sys\nsys.exit()"),
+        ("upython", "return __import__('os')"),
+        ("upython", "import builtins"),
+        ("upython", "import micropython"),
+        ("upython", "import io"),
+        ("upython", "return open('/etc/passwd')"),
+        ("upython", "return eval('1')"),
+        ("upython", "exec('leak = 1')"),
+        ("upython", "return compile('1', 'f', 'eval')"),
+        ("upython", "return input()"),
+        ("upython", "print('x')"),
+        ("upython", "redis.call = None"),
+        ("upython", "del redis.call"),
+        ("upython", "import math\nmath.pi = 3"),
+        ("upython", "bytes.upper = None"),
+        ("upython", "return sys"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -652,7 +704,7 @@ fn nosuchscript_and_read_only_runs() {
         );
         let write = match engine.name {
             "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
-            "quickjs" => "return redis.call('SET', KEYS[0], 'v')",
+            "quickjs" | "upython" => "return redis.call('SET', KEYS[0], 'v')",
             "wren" => "return Redis.call(\"SET\", keys[0], \"v\")",
             other => panic!("no write script for {other}"),
         };
@@ -691,6 +743,10 @@ fn memory_limit() {
                 "wren-memory-limit",
                 "var t = []\nvar x = \"x\" * 1000\nwhile (true) t.add(x + t.count.toString)",
             ),
+            "upython" => (
+                "upython-memory-limit",
+                "t = []\nwhile True:\n    t.append(b'x' * 1000000 + str(len(t)).encode())",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -714,7 +770,7 @@ fn memory_limit() {
         assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
         let ok = match engine.name {
             "lua" | "luau" => "return 'still fine'",
-            "quickjs" => "return 'still fine'",
+            "quickjs" | "upython" => "return 'still fine'",
             "wren" => "return \"still fine\"",
             _ => unreachable!(),
         };
@@ -792,6 +848,18 @@ fn busy_scripts_kill_and_shutdown() {
             ],
             "Redis.call(\"SET\", keys[0], \"written\")\nwhile (true) {}",
         ),
+        (
+            "upython",
+            &[
+                "while True:\n    pass",
+                "n = 0\nwhile True:\n    n += 1",
+                "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+                "while True:\n    try:\n        raise ValueError('x')\n    except BaseException:\n        pass\n    finally:\n        continue",
+                "def f():\n    try:\n        return f()\n    except BaseException:\n        return f()\nwhile True:\n    try:\n        f()\n    except BaseException:\n        pass",
+                "try:\n    while True:\n        pass\nexcept BaseException:\n    return 'escaped'",
+            ],
+            "redis.call('SET', KEYS[0], 'written')\nwhile True:\n    pass",
+        ),
     ];
     let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
     for engine in ENGINES {
@@ -850,7 +918,13 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+                ("wren", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -860,7 +934,13 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+                ("wren", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -868,7 +948,13 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+                ("wren", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -878,7 +964,13 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("wren", "@rescore")],
+            scripts: &[
+                ("lua", "@rescore"),
+                ("luau", "@rescore"),
+                ("quickjs", "@rescore"),
+                ("upython", "@rescore"),
+                ("wren", "@rescore"),
+            ],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -895,7 +987,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
     for engine in ENGINES {
         let script = match engine.name {
             "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
-            "quickjs" => "return redis.call('BLPOP', 'nolist', 0)",
+            "quickjs" | "upython" => "return redis.call('BLPOP', 'nolist', 0)",
             "wren" => "return Redis.call(\"BLPOP\", \"nolist\", 0)",
             other => panic!("no blocking case for {other}"),
         };
@@ -918,7 +1010,7 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
     for engine in ENGINES {
         let push = match engine.name {
             "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
-            "quickjs" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
+            "quickjs" | "upython" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
             "wren" => "return Redis.call(\"RPUSH\", keys[0], \"a\", \"b\")",
             other => panic!("no push script for {other}"),
         };

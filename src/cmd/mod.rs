@@ -373,6 +373,7 @@ fn families() -> &'static [&'static [Command]] {
         scripting::LUAU_COMMANDS,
         scripting::QUICKJS_COMMANDS,
         scripting::WREN_COMMANDS,
+        scripting::UPYTHON_COMMANDS,
         goblin::COMMANDS,
     ]
 }

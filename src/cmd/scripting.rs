@@ -308,3 +308,10 @@ pub const QUICKJS_COMMANDS: &[Command] = eval_commands!(
 /// Wren: WREN.EVAL, WREN.EVALSHA, WREN.EVAL_RO, WREN.EVALSHA_RO and WREN.SCRIPT (`script::wren`).
 pub const WREN_COMMANDS: &[Command] =
     eval_commands!("wren.", "Wren", script_subcommands!("wren.", "Wren"));
+/// MicroPython: Python scripts (UPYTHON.EVAL, UPYTHON.EVALSHA, UPYTHON.EVAL_RO,
+/// UPYTHON.EVALSHA_RO and UPYTHON.SCRIPT; `script::upython`).
+pub const UPYTHON_COMMANDS: &[Command] = eval_commands!(
+    "upython.",
+    "Python",
+    script_subcommands!("upython.", "Python")
+);

@@ -117,6 +117,16 @@ impl<A> ScriptCache<A> {
         self.entries.get(sha).map(|e| e.flags)
     }
 
+    /// Whether `sha` is cached already (an engine's `load` then has nothing to compile); a SCRIPT
+    /// LOAD (`pinned`) of a cached script pins it.
+    pub fn loaded(&mut self, sha: &Sha, pinned: bool) -> bool {
+        if pinned {
+            self.pin(sha)
+        } else {
+            self.contains(sha)
+        }
+    }
+
     /// Marks a cached script as loaded by SCRIPT LOAD; false if it is not cached.
     pub fn pin(&mut self, sha: &Sha) -> bool {
         match self.entries.get_mut(sha) {

@@ -27,6 +27,7 @@ pub mod lua;
 pub mod luau;
 pub mod quickjs;
 pub mod resp;
+pub mod upython;
 pub mod wren;
 
 use crate::util::clock;
@@ -235,6 +236,7 @@ impl Scripting {
         engines[EngineId::Luau.index()] = Some(Box::new(luau::Luau::new(config)));
         engines[EngineId::QuickJs.index()] = Some(Box::new(quickjs::QuickJs::new(config)));
         engines[EngineId::Wren.index()] = Some(Box::new(wren::Wren::new(config)));
+        engines[EngineId::MicroPython.index()] = Some(Box::new(upython::MicroPython::new(config)));
         Scripting {
             engines,
             running: Running::default(),
