@@ -25,6 +25,7 @@ fn main() {
         .warnings(true)
         .compile("goblin_native");
     build_lua51();
+    build_tcl();
 }
 
 /// The `lua-5.1.5` directory of the `lua-src` crate Cargo downloaded, or `GOBLIN_LUA51_SRC`.
@@ -124,4 +125,68 @@ fn build_lua51() {
         map.lines().any(|l| l.starts_with("lua_pushnil ")),
         "Lua symbols were not found for renaming"
     );
+}
+
+// ---- Jim Tcl, the TCL.EVAL engine (see vendor/jim/README.md) ----
+
+/// Must match the `jimtcl-sys` version pinned in Cargo.toml (it carries Jim 0.84's sources).
+const JIM_CRATE: &str = "jimtcl-sys-0.2.2+0.84";
+
+/// The `jimtcl` directory of the `jimtcl-sys` crate Cargo downloaded, or `GOBLIN_JIM_SRC`.
+fn jim_source() -> PathBuf {
+    if let Some(dir) = std::env::var_os("GOBLIN_JIM_SRC") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .expect("CARGO_HOME or HOME");
+    let registry = home.join("registry").join("src");
+    std::fs::read_dir(&registry)
+        .expect("cargo registry sources")
+        .map(|index| index.unwrap().path().join(JIM_CRATE).join("jimtcl"))
+        .find(|dir| dir.join("jim.c").exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "{JIM_CRATE} sources not found under {}; set GOBLIN_JIM_SRC to a Jim 0.84 source tree",
+                registry.display()
+            )
+        })
+}
+
+/// Copies Jim's core sources to `OUT_DIR/jim`, applies our interrupt patch, and compiles the core
+/// interpreter with our configuration headers and glue.
+fn build_tcl() {
+    println!("cargo:rerun-if-changed=vendor/jim");
+    println!("cargo:rerun-if-env-changed=GOBLIN_JIM_SRC");
+    let src = jim_source();
+    let dir = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("jim");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if matches!(path.extension().and_then(|e| e.to_str()), Some("c" | "h")) {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let patch = std::fs::canonicalize("vendor/jim/interrupt.patch").unwrap();
+    let st = Command::new("patch")
+        .args(["-p1", "-s", "-d"])
+        .arg(&dir)
+        .arg("-i")
+        .arg(&patch)
+        .status()
+        .expect("patch is needed to build the Jim Tcl engine");
+    assert!(st.success(), "vendor/jim/interrupt.patch did not apply");
+    let mut b = cc::Build::new();
+    b.include(&dir)
+        .include("vendor/jim")
+        .define("_GNU_SOURCE", None)
+        .opt_level(2)
+        .warnings(false);
+    for f in ["jim.c", "jim-subcmd.c", "jim-format.c", "utf8.c"] {
+        b.file(dir.join(f));
+    }
+    b.file("vendor/jim/glue.c");
+    b.compile("goblin_jim");
 }

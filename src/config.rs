@@ -69,6 +69,7 @@ pub struct Config {
     pub lua_memory_limit: i64,
     pub luau_memory_limit: i64,
     pub quickjs_memory_limit: i64,
+    pub tcl_memory_limit: i64,
 }
 
 impl Default for Config {
@@ -127,6 +128,7 @@ impl Default for Config {
             lua_memory_limit: 512 * 1024 * 1024,
             luau_memory_limit: 512 * 1024 * 1024,
             quickjs_memory_limit: 512 * 1024 * 1024,
+            tcl_memory_limit: 512 * 1024 * 1024,
         }
     }
 }
@@ -283,6 +285,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("lua-memory-limit", mem(|c| &mut c.lua_memory_limit, 0, i64::MAX)),
     d("luau-memory-limit", mem(|c| &mut c.luau_memory_limit, 0, i64::MAX)),
     d("quickjs-memory-limit", mem(|c| &mut c.quickjs_memory_limit, 0, i64::MAX)),
+    d("tcl-memory-limit", mem(|c| &mut c.tcl_memory_limit, 0, i64::MAX)),
 ];
 
 fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {

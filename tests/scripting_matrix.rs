@@ -29,6 +29,11 @@ const ENGINES: &[Engine] = &[
         prefix: "QUICKJS.",
         ext: "js",
     },
+    Engine {
+        name: "tcl",
+        prefix: "TCL.",
+        ext: "tcl",
+    },
 ];
 
 enum Expect {
@@ -134,7 +139,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad deletes on a matching token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("tcl", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":1\\r\\n"),
@@ -142,7 +152,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad keeps on another token",
             setup: &["SET lock tok"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("tcl", "@cad"),
+            ],
             keys: &["lock"],
             args: &["other"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -150,7 +165,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a missing key",
             setup: &[],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("tcl", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::Reply(":0\\r\\n"),
@@ -158,7 +178,12 @@ fn compare_and_delete_idiom() {
         Case {
             name: "cad on a wrong type",
             setup: &["HSET lock f v"],
-            scripts: &[("lua", "@cad"), ("luau", "@cad"), ("quickjs", "@cad")],
+            scripts: &[
+                ("lua", "@cad"),
+                ("luau", "@cad"),
+                ("quickjs", "@cad"),
+                ("tcl", "@cad"),
+            ],
             keys: &["lock"],
             args: &["tok"],
             expect: Expect::ErrorStarting(
@@ -178,6 +203,7 @@ fn conversions_to_replies() {
                 ("lua", "return 42"),
                 ("luau", "return 42"),
                 ("quickjs", "return 42"),
+                ("tcl", "expr {42}"),
             ],
             keys: &[],
             args: &[],
@@ -190,6 +216,7 @@ fn conversions_to_replies() {
                 ("lua", "return -3.7"),
                 ("luau", "return -3.7"),
                 ("quickjs", "return -3.7"),
+                ("tcl", "expr {-3.7}"),
             ],
             keys: &[],
             args: &[],
@@ -202,6 +229,7 @@ fn conversions_to_replies() {
                 ("lua", "return ARGV[1]"),
                 ("luau", "return ARGV[1]"),
                 ("quickjs", "return ARGV[0]"),
+                ("tcl", "lindex $ARGV 0"),
             ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
@@ -214,6 +242,7 @@ fn conversions_to_replies() {
                 ("lua", "return nil"),
                 ("luau", "return nil"),
                 ("quickjs", "return null"),
+                ("tcl", "redis nil"),
             ],
             keys: &[],
             args: &[],
@@ -226,6 +255,7 @@ fn conversions_to_replies() {
                 ("lua", "return {1, 'two', {3}}"),
                 ("luau", "return {1, 'two', {3}}"),
                 ("quickjs", "return [1, 'two', [3]]"),
+                ("tcl", "list [redis int 1] two [list [redis int 3]]"),
             ],
             keys: &[],
             args: &[],
@@ -238,6 +268,7 @@ fn conversions_to_replies() {
                 ("lua", "return redis.status_reply('FINE')"),
                 ("luau", "return redis.status_reply('FINE')"),
                 ("quickjs", "return redis.status_reply('FINE')"),
+                ("tcl", "redis status_reply FINE"),
             ],
             keys: &[],
             args: &[],
@@ -250,6 +281,7 @@ fn conversions_to_replies() {
                 ("lua", "return redis.error_reply('MY failure')"),
                 ("luau", "return redis.error_reply('MY failure')"),
                 ("quickjs", "return redis.error_reply('MY failure')"),
+                ("tcl", "redis error_reply {MY failure}"),
             ],
             keys: &[],
             args: &[],
@@ -262,6 +294,7 @@ fn conversions_to_replies() {
                 ("lua", "return {true, false}"),
                 ("luau", "return {true, false}"),
                 ("quickjs", "return [true, false]"),
+                ("tcl", "list [redis bool true] [redis bool false]"),
             ],
             keys: &[],
             args: &[],
@@ -274,6 +307,10 @@ fn conversions_to_replies() {
                 ("lua", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("luau", "return {KEYS[1], KEYS[2], ARGV[1]}"),
                 ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
+                (
+                    "tcl",
+                    "list [lindex $KEYS 0] [lindex $KEYS 1] [lindex $ARGV 0]",
+                ),
             ],
             keys: &["k1", "k2"],
             args: &["a1"],
@@ -301,6 +338,7 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
                 ),
+                ("tcl", "list [redis call INCR [lindex $KEYS 0]] [redis call GET [lindex $KEYS 0]]"),
             ],
             keys: &["n"],
             args: &[],
@@ -322,6 +360,7 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "return redis.call('GET', KEYS[0]) === null ? 'nil' : 'value'",
                 ),
+                ("tcl", "if {[redis type [redis call GET [lindex $KEYS 0]]] eq \"nil\"} {return nil} {return value}"),
             ],
             keys: &["missing"],
             args: &[],
@@ -334,6 +373,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('SET', KEYS[1], 'v')"),
                 ("luau", "return redis.call('SET', KEYS[1], 'v')"),
                 ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
+                ("tcl", "redis call SET [lindex $KEYS 0] v"),
             ],
             keys: &["k"],
             args: &[],
@@ -346,6 +386,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('INCR', KEYS[1])"),
                 ("luau", "return redis.call('INCR', KEYS[1])"),
                 ("quickjs", "return redis.call('INCR', KEYS[0])"),
+                ("tcl", "redis call INCR [lindex $KEYS 0]"),
             ],
             keys: &["s"],
             args: &[],
@@ -367,6 +408,7 @@ fn server_replies_into_the_script() {
                     "quickjs",
                     "const r = redis.pcall('INCR', KEYS[0]); return 'caught: ' + r.err",
                 ),
+                ("tcl", "set r [redis pcall INCR [lindex $KEYS 0]]; return \"caught: $r\""),
             ],
             keys: &["s"],
             args: &[],
@@ -381,6 +423,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('NOSUCH')"),
                 ("luau", "return redis.call('NOSUCH')"),
                 ("quickjs", "return redis.call('NOSUCH')"),
+                ("tcl", "redis call NOSUCH"),
             ],
             keys: &[],
             args: &[],
@@ -393,6 +436,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("luau", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("tcl", "redis call SCRIPT FLUSH"),
             ],
             keys: &[],
             args: &[],
@@ -405,6 +449,7 @@ fn server_replies_into_the_script() {
                 ("lua", "return redis.sha1hex('abc')"),
                 ("luau", "return redis.sha1hex('abc')"),
                 ("quickjs", "return redis.sha1hex('abc')"),
+                ("tcl", "redis sha1hex abc"),
             ],
             keys: &[],
             args: &[],
@@ -494,6 +539,48 @@ fn sandbox_escapes_are_refused() {
         ),
         ("quickjs", "}); globalThis.leak = 1; (function () {"),
         ("quickjs", "}); while (true) {} (function () {"),
+        ("tcl", "exec ls"),
+        ("tcl", "open /etc/passwd"),
+        ("tcl", "file exists /etc/passwd"),
+        ("tcl", "source /etc/passwd"),
+        ("tcl", "load libc.so.6"),
+        ("tcl", "package require json"),
+        ("tcl", "exit 1"),
+        ("tcl", "env HOME"),
+        ("tcl", "set ::env(HOME)"),
+        ("tcl", "socket stream 127.0.0.1:6379"),
+        ("tcl", "signal handle SIGINT"),
+        ("tcl", "aio.socket stream 127.0.0.1:6379"),
+        ("tcl", "glob /etc/*"),
+        ("tcl", "pwd"),
+        ("tcl", "cd /"),
+        ("tcl", "readdir /"),
+        ("tcl", "os.fork"),
+        ("tcl", "os.getids"),
+        ("tcl", "info nameofexecutable"),
+        ("tcl", "info nameof"),
+        ("tcl", "info hostname"),
+        ("tcl", "info channels"),
+        ("tcl", "info source {}"),
+        ("tcl", "puts x"),
+        ("tcl", "rename redis {}"),
+        ("tcl", "rename set {}"),
+        ("tcl", "xtrace {}"),
+        ("tcl", "interp create"),
+        ("tcl", "debug objcount"),
+        ("tcl", "clock seconds"),
+        ("tcl", "after 1"),
+        ("tcl", "vwait x"),
+        ("tcl", "eval exec ls"),
+        ("tcl", "uplevel #0 {exec ls}"),
+        ("tcl", "apply {{} {exec ls}}"),
+        ("tcl", "} ; set ::leak 1; proc x {"),
+        ("tcl", "ref x tag"),
+        ("tcl", "collect"),
+        ("tcl", "history getline"),
+        ("tcl", "regexp a a"),
+        ("tcl", "tailcall exec ls"),
+        ("tcl", "unknown exec"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -518,11 +605,11 @@ fn sandbox_escapes_are_refused() {
             );
         }
         // Nothing leaked into the next script.
-        let got = c.cmd(&[
-            format!("{}EVAL", engine.prefix).as_bytes(),
-            b"return leak",
-            b"0",
-        ]);
+        let leak: &[u8] = match engine.name {
+            "tcl" => b"return $::leak",
+            _ => b"return leak",
+        };
+        let got = c.cmd(&[format!("{}EVAL", engine.prefix).as_bytes(), leak, b"0"]);
         assert!(got.starts_with(b"-ERR"), "{}", show(&got));
     }
     assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
@@ -546,6 +633,7 @@ fn nosuchscript_and_read_only_runs() {
         let write = match engine.name {
             "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
             "quickjs" => "return redis.call('SET', KEYS[0], 'v')",
+            "tcl" => "redis call SET [lindex $KEYS 0] v",
             other => panic!("no write script for {other}"),
         };
         let ro = format!("{}EVAL_RO", engine.prefix);
@@ -579,6 +667,10 @@ fn memory_limit() {
                 "quickjs-memory-limit",
                 "const t = []; while (true) t.push('x'.repeat(1e6) + t.length);",
             ),
+            "tcl" => (
+                "tcl-memory-limit",
+                "set t [list]; while 1 {lappend t \"[string repeat x 1000000][llength $t]\"}",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -603,6 +695,7 @@ fn memory_limit() {
         let ok = match engine.name {
             "lua" | "luau" => "return 'still fine'",
             "quickjs" => "return 'still fine'",
+            "tcl" => "return {still fine}",
             _ => unreachable!(),
         };
         let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
@@ -666,6 +759,21 @@ fn busy_scripts_kill_and_shutdown() {
             ],
             "redis.call('SET', KEYS[0], 'written'); while (true) {}",
         ),
+        (
+            "tcl",
+            &[
+                "while 1 {}",
+                "while 1 {incr i}",
+                "for {} 1 {} {}",
+                "while 1 [list incr i]",
+                "while 1 {catch {error x}}",
+                "while 1 {catch -signal {while 1 {}}}",
+                "while 1 {try {while 1 {}} on signal {} {} finally {}}",
+                "proc f {} {tailcall f}; f",
+                "time {} 1000000000000",
+            ],
+            "redis call SET [lindex $KEYS 0] written; while 1 {}",
+        ),
     ];
     let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
     for engine in ENGINES {
@@ -724,7 +832,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("tcl", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -734,7 +842,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("tcl", "@rescore")],
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -742,7 +850,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("tcl", "@rescore")],
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -752,7 +860,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore")],
+            scripts: &[("lua", "@rescore"), ("luau", "@rescore"), ("quickjs", "@rescore"), ("tcl", "@rescore")],
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
@@ -770,6 +878,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
         let script = match engine.name {
             "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
             "quickjs" => "return redis.call('BLPOP', 'nolist', 0)",
+            "tcl" => "redis call BLPOP nolist 0",
             other => panic!("no blocking case for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);
@@ -792,6 +901,7 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
         let push = match engine.name {
             "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
             "quickjs" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
+            "tcl" => "redis call RPUSH [lindex $KEYS 0] a b",
             other => panic!("no push script for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);

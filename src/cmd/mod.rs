@@ -370,6 +370,7 @@ fn families() -> &'static [&'static [Command]] {
         scripting::LUA_COMMANDS,
         scripting::LUAU_COMMANDS,
         scripting::QUICKJS_COMMANDS,
+        scripting::TCL_COMMANDS,
         goblin::COMMANDS,
     ]
 }

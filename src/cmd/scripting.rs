@@ -312,3 +312,7 @@ pub const QUICKJS_COMMANDS: &[Command] = eval_commands!(
     "JavaScript",
     script_subcommands!("quickjs.", "JavaScript")
 );
+
+/// Jim Tcl: TCL.EVAL, TCL.EVALSHA, TCL.EVAL_RO, TCL.EVALSHA_RO and TCL.SCRIPT (`script::tcl`).
+pub const TCL_COMMANDS: &[Command] =
+    eval_commands!("tcl.", "Tcl", script_subcommands!("tcl.", "Tcl"));

@@ -23,6 +23,7 @@ pub mod lua;
 pub mod luau;
 pub mod quickjs;
 pub mod resp;
+pub mod tcl;
 
 use std::time::Instant;
 
@@ -190,6 +191,7 @@ impl Scripting {
         engines[EngineId::Lua.index()] = Some(Box::new(lua::Lua::new(config)));
         engines[EngineId::Luau.index()] = Some(Box::new(luau::Luau::new(config)));
         engines[EngineId::QuickJs.index()] = Some(Box::new(quickjs::QuickJs::new(config)));
+        engines[EngineId::Tcl.index()] = Some(Box::new(tcl::Tcl::new(config)));
         Scripting {
             engines,
             running: Running::default(),
