@@ -30,11 +30,15 @@ foreach {member score} $board {
             incr n
         }
         set j [expr {$n - 1}]
-        while {$j > 0 && ([lindex $weights $j-1] < $w
-                || ([lindex $weights $j-1] == $w && [string compare [lindex $names $j-1] $member] > 0))} {
-            lset names $j [lindex $names $j-1]
-            lset weights $j [lindex $weights $j-1]
-            incr j -1
+        while {$j > 0} {
+            set i [expr {$j - 1}]
+            set before [lindex $weights $i]
+            if {$before > $w || ($before == $w && [string compare [lindex $names $i] $member] < 0)} {
+                break
+            }
+            lset names $j [lindex $names $i]
+            lset weights $j $before
+            set j $i
         }
         lset names $j $member
         lset weights $j $w
