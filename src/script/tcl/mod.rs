@@ -440,7 +440,11 @@ mod tests {
         // SAFETY: objects of the engine's interpreter; no script calls `redis`.
         unsafe {
             let body_obj = || {
-                let objv = [new_string(interp, b"info"), new_string(interp, b"body"), name];
+                let objv = [
+                    new_string(interp, b"info"),
+                    new_string(interp, b"body"),
+                    name,
+                ];
                 assert_eq!(Jim_EvalObjVector(interp, 3, objv.as_ptr()), JIM_OK);
                 let o = goblin_jim_result(interp);
                 let kind = std::ffi::CStr::from_ptr(goblin_jim_type_name(o));
