@@ -188,5 +188,56 @@ fn build_tcl() {
         b.file(dir.join(f));
     }
     b.file("vendor/jim/glue.c");
-    b.compile("goblin_jim");
+    // One relocatable object whose only global symbols are those the Rust binding declares
+    // (src/script/tcl/ffi.rs), so Jim's other symbols (utf8_fromunicode, Jim's internals) cannot
+    // clash with another engine's at link time.
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let merged = out.join("goblin_jim.o");
+    let st = Command::new("ld")
+        .arg("-r")
+        .arg("-o")
+        .arg(&merged)
+        .args(b.compile_intermediates())
+        .status()
+        .expect("ld (binutils) is needed to build the Jim Tcl engine");
+    assert!(st.success(), "ld -r failed for the Jim Tcl objects");
+    println!("cargo:rerun-if-changed=src/script/tcl/ffi.rs");
+    let binding = std::fs::read_to_string("src/script/tcl/ffi.rs").unwrap();
+    let keep: String = binding
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l
+                .strip_prefix("pub fn ")
+                .or_else(|| l.strip_prefix("pub static mut "))?;
+            let name = rest.split(['(', ':']).next()?;
+            name.starts_with("Jim_")
+                .then_some(name)
+                .or_else(|| name.starts_with("goblin_jim_").then_some(name))
+        })
+        .map(|n| format!("{n}\n"))
+        .collect();
+    assert!(
+        keep.contains("Jim_EvalObjVector\n"),
+        "no Jim symbols found in ffi.rs"
+    );
+    let keep_file = out.join("goblin_jim.keep");
+    std::fs::write(&keep_file, keep).unwrap();
+    let st = Command::new("objcopy")
+        .arg(format!("--keep-global-symbols={}", keep_file.display()))
+        .arg(&merged)
+        .status()
+        .expect("objcopy (binutils) is needed to build the Jim Tcl engine");
+    assert!(st.success(), "objcopy failed on the Jim Tcl object");
+    let lib = out.join("libgoblin_jim.a");
+    let _ = std::fs::remove_file(&lib);
+    let st = Command::new("ar")
+        .arg("crs")
+        .arg(&lib)
+        .arg(&merged)
+        .status()
+        .expect("ar (binutils) is needed to build the Jim Tcl engine");
+    assert!(st.success(), "ar failed for the Jim Tcl library");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=goblin_jim");
 }
