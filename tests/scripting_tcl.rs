@@ -418,4 +418,18 @@ fn memory_limit_directive() {
         ":1000\\r\\n"
     );
     assert!(info_field(&mut c, "used_memory_vm_tcl").unwrap() < 1 << 20);
+    // One command asking for far more than the limit (10 GB, 8 GB) is stopped at the allocation
+    // that crosses it; the interpreter is replaced, its memory freed, cached scripts kept.
+    let kept = "return [redis int 7]";
+    c.cmd(&[b"TCL.SCRIPT", b"LOAD", kept.as_bytes()]);
+    for bomb in [
+        "string length [string repeat x 10000000000]",
+        "lrepeat 1000000000 a",
+    ] {
+        let got = tcl0(&mut c, bomb);
+        assert!(got.starts_with("-ERR Out of memory"), "{bomb}: {got}");
+        assert!(info_field(&mut c, "used_memory_vm_tcl").unwrap() < 1 << 20);
+    }
+    let sha = c_sha(kept);
+    assert_eq!(c.cmd(&[b"TCL.EVALSHA", &sha, b"0"]), b":7\r\n");
 }

@@ -2,9 +2,130 @@
  * macro or a struct field in jim.h, the tagged values that keep a reply's RESP meaning inside a
  * script, and the sandbox applied to every new interpreter. */
 
+#include <setjmp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jim.h"
+
+/* ---- Memory ----
+ * Jim never checks an allocation for NULL, so a limit cannot be a refused allocation. Every block
+ * is on a per-thread list (a header before it); while a script runs (goblin_jim_call), an
+ * allocation that would take the total past the cap jumps out of the script instead of
+ * allocating. The interpreter is then abandoned half-way through a command, so it is never used
+ * again: goblin_jim_free_all() frees every block it had, and the engine makes a fresh one. No
+ * Rust frame is ever jumped over: the Rust `redis` command marks itself (goblin_jim_host), and
+ * allocations inside it are never refused (the next command boundary stops the script). */
+
+typedef struct Block {
+    struct Block *prev, *next;
+    size_t size;
+    size_t pad; /* keeps the block 16-byte aligned */
+} Block;
+
+static __thread Block blocks;
+static __thread size_t used, cap;
+static __thread int in_host;
+static __thread jmp_buf *abort_to;
+
+static void link_block(Block *b)
+{
+    if (blocks.next == NULL) {
+        blocks.next = blocks.prev = &blocks;
+    }
+    b->next = blocks.next;
+    b->prev = &blocks;
+    blocks.next->prev = b;
+    blocks.next = b;
+}
+
+static void unlink_block(Block *b)
+{
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+}
+
+static void *GoblinAlloc(void *ptr, size_t size)
+{
+    Block *b = ptr ? (Block *)ptr - 1 : NULL;
+    size_t old = b ? b->size : 0;
+    Block *nb;
+
+    if (size == 0) {
+        if (b) {
+            unlink_block(b);
+            used -= old;
+            free(b);
+        }
+        return NULL;
+    }
+    if (abort_to && !in_host && cap && size > old && used - old + size > cap) {
+        longjmp(*abort_to, 1);
+    }
+    if (b) {
+        unlink_block(b);
+    }
+    nb = realloc(b, sizeof(Block) + size);
+    if (nb == NULL) {
+        if (b) {
+            link_block(b);
+        }
+        if (abort_to && !in_host) {
+            longjmp(*abort_to, 1);
+        }
+        abort();
+    }
+    nb->size = size;
+    link_block(nb);
+    used = used - old + size;
+    return nb + 1;
+}
+
+/* Bytes the interpreters of this thread hold. */
+size_t goblin_jim_used(void)
+{
+    return used;
+}
+
+/* Runs objv as a command with allocations capped at `limit` bytes in all (0: no cap). Returns
+ * Jim's code, or -1 when an allocation past the cap abandoned the interpreter. */
+int goblin_jim_call(Jim_Interp *interp, int objc, Jim_Obj *const *objv, size_t limit)
+{
+    jmp_buf jb;
+    int rc;
+
+    cap = limit;
+    if (setjmp(jb)) {
+        abort_to = NULL;
+        in_host = 0;
+        return -1;
+    }
+    abort_to = &jb;
+    rc = Jim_EvalObjVector(interp, objc, objv);
+    abort_to = NULL;
+    return rc;
+}
+
+/* Entering (1) or leaving (0) a host command. */
+void goblin_jim_host(int entering)
+{
+    in_host += entering ? 1 : -1;
+}
+
+/* Frees every block of this thread's interpreters (after goblin_jim_call returned -1: the
+ * interpreter, abandoned mid-command, cannot free itself). */
+void goblin_jim_free_all(void)
+{
+    Block *b;
+    if (blocks.next == NULL) {
+        return;
+    }
+    while ((b = blocks.next) != &blocks) {
+        unlink_block(b);
+        free(b);
+    }
+    used = 0;
+}
 
 /* ---- Tagged values ----
  * `redis call` replies and the `redis` constructors give objects of this type: a string whose
@@ -182,9 +303,12 @@ static int InfoCommand(Jim_Interp *interp, int argc, Jim_Obj *const *argv)
  * variables but the two that catch and error set. */
 Jim_Interp *goblin_jim_new(void)
 {
-    Jim_Interp *interp = Jim_CreateInterp();
+    Jim_Interp *interp;
     Jim_Obj *names, *info;
     int i, n;
+
+    Jim_Allocator = GoblinAlloc;
+    interp = Jim_CreateInterp();
 
     Jim_RegisterCoreCommands(interp);
     Jim_Eval(interp, "info commands");

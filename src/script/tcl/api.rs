@@ -53,8 +53,16 @@ unsafe fn one(interp: *mut Interp, args: &[*mut Obj], usage: &str) -> Result<*mu
     }
 }
 
-/// `redis subcommand ?arg ...?`
+/// `redis subcommand ?arg ...?`: marked as host code while it runs, so the allocator never jumps
+/// out of it (glue.c).
 unsafe extern "C" fn redis(interp: *mut Interp, argc: c_int, argv: *const *mut Obj) -> c_int {
+    goblin_jim_host(1);
+    let rc = redis_subcommand(interp, argc, argv);
+    goblin_jim_host(0);
+    rc
+}
+
+unsafe fn redis_subcommand(interp: *mut Interp, argc: c_int, argv: *const *mut Obj) -> c_int {
     let argv = std::slice::from_raw_parts(argv, argc.max(0) as usize);
     if argv.len() < 2 {
         return fail(

@@ -36,7 +36,6 @@ pub const KIND_LIST: c_int = -3;
 pub const KIND_DICT: c_int = -4;
 
 extern "C" {
-    pub static mut Jim_Allocator: Option<unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void>;
     /// Our patch (vendor/jim/interrupt.patch): asked after every command; non-zero stops the script.
     pub static mut Jim_InterruptHook: Option<unsafe extern "C" fn(*mut Interp) -> c_int>;
 
@@ -66,6 +65,17 @@ extern "C" {
     pub fn Jim_GetDouble(interp: *mut Interp, obj: *mut Obj, v: *mut f64) -> c_int;
 
     pub fn goblin_jim_new() -> *mut Interp;
+    pub fn goblin_jim_used() -> usize;
+    /// `Jim_EvalObjVector` with allocations capped at `limit` bytes; -1 if the cap abandoned the
+    /// interpreter (see glue.c).
+    pub fn goblin_jim_call(
+        interp: *mut Interp,
+        objc: c_int,
+        objv: *const *mut Obj,
+        limit: usize,
+    ) -> c_int;
+    pub fn goblin_jim_host(entering: c_int);
+    pub fn goblin_jim_free_all();
     pub fn goblin_jim_tagged(
         interp: *mut Interp,
         s: *const c_char,

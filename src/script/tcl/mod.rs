@@ -14,9 +14,11 @@
 //! and on the fast paths Jim takes for `{}` and `incr v` loop bodies: every `HOOK_EVERY` calls it
 //! asks `Run::check_budget`; once the script must stop it answers "stop" on every call, which ends
 //! the script with `JIM_SIGNAL`, a code `catch` and `try` pass through (and a `catch -signal` that
-//! took it is stopped again by the very next command). Jim's allocator hook counts the bytes it
-//! holds; past `tcl-memory-limit` the next command stops the script the same way. Allocation itself
-//! never fails (Jim does not check for NULL).
+//! took it is stopped again by the very next command). Jim never checks an allocation for NULL, so
+//! our allocator (`Jim_Allocator`, in glue.c) keeps every block on a list and, while a script runs,
+//! jumps out of the script at the allocation that would pass `tcl-memory-limit`; that interpreter
+//! is abandoned, every block it had is freed, and a fresh one is made. (Past the limit inside the
+//! `redis` command, where no jump may cross Rust frames, the next command stops the script.)
 //!
 //! # No state between runs
 //! After a kill, an out-of-memory stop, or a run that created global variables or created, renamed
@@ -52,8 +54,7 @@ struct Hooks {
     run: Cell<*mut c_void>,
     stopped: Cell<Stopped>,
     countdown: Cell<u32>,
-    /// Bytes Jim holds, and the limit (0: none).
-    used: Cell<usize>,
+    /// The memory limit (0: none).
     limit: Cell<usize>,
 }
 
@@ -63,7 +64,6 @@ thread_local! {
             run: Cell::new(ptr::null_mut()),
             stopped: Cell::new(Stopped::No),
             countdown: Cell::new(HOOK_EVERY),
-            used: Cell::new(0),
             limit: Cell::new(0),
         }
     };
@@ -79,32 +79,6 @@ unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
     (p as *mut Run).as_mut()
 }
 
-/// Each block carries its size in a header, so the hook can count what is freed.
-const HEADER: usize = 16;
-
-/// Jim's allocator (`Jim_Allocator`): malloc/realloc/free with accounting.
-unsafe extern "C" fn allocate(p: *mut c_void, size: usize) -> *mut c_void {
-    let (old, base) = if p.is_null() {
-        (0, ptr::null_mut())
-    } else {
-        let base = (p as *mut u8).sub(HEADER) as *mut c_void;
-        (*(base as *const usize), base)
-    };
-    if size == 0 {
-        libc::free(base);
-        HOOKS.with(|h| h.used.set(h.used.get() - old));
-        return ptr::null_mut();
-    }
-    let block = libc::realloc(base, size + HEADER);
-    if block.is_null() {
-        // As Jim's own allocator would, short of memory the process cannot go on.
-        std::process::abort();
-    }
-    *(block as *mut usize) = size;
-    HOOKS.with(|h| h.used.set(h.used.get() - old + size));
-    (block as *mut u8).add(HEADER) as *mut c_void
-}
-
 /// Our patch's interrupt hook: non-zero stops the script.
 unsafe extern "C" fn interrupt(_interp: *mut Interp) -> c_int {
     HOOKS.with(|h| {
@@ -115,7 +89,7 @@ unsafe extern "C" fn interrupt(_interp: *mut Interp) -> c_int {
             return 1;
         }
         let limit = h.limit.get();
-        if limit > 0 && h.used.get() > limit {
+        if limit > 0 && goblin_jim_used() > limit {
             h.stopped.set(Stopped::OutOfMemory);
             return 1;
         }
@@ -157,10 +131,7 @@ impl Vm {
         // frees came from our allocator) and are the same for every interpreter.
         unsafe {
             static INSTALL: std::sync::Once = std::sync::Once::new();
-            INSTALL.call_once(|| {
-                Jim_Allocator = Some(allocate);
-                Jim_InterruptHook = Some(interrupt);
-            });
+            INSTALL.call_once(|| Jim_InterruptHook = Some(interrupt));
             let interp = goblin_jim_new();
             api::register(interp);
             let mut vm = Vm {
@@ -232,8 +203,10 @@ impl Vm {
 
 impl Drop for Vm {
     fn drop(&mut self) {
-        // SAFETY: the interpreter is freed once; no object of it is used after.
-        unsafe { Jim_FreeInterp(self.interp) }
+        if !self.interp.is_null() {
+            // SAFETY: the interpreter is freed once; no object of it is used after.
+            unsafe { Jim_FreeInterp(self.interp) }
+        }
     }
 }
 
@@ -256,6 +229,11 @@ impl Tcl {
     /// A fresh interpreter with every cached script defined again.
     fn rebuild(&mut self) {
         self.release_names();
+        self.define_all();
+    }
+
+    /// A fresh interpreter in which every cached script is defined.
+    fn define_all(&mut self) {
         self.vm = Vm::new();
         let interp = self.vm.interp;
         for c in self.cache.artifacts_mut() {
@@ -270,6 +248,18 @@ impl Tcl {
             // It parsed before, so it defines again.
             let _ = self.vm.define(name, &body);
         }
+    }
+
+    /// Replaces an interpreter a memory cap jumped out of (never touched again: its blocks are
+    /// freed wholesale) with a fresh one holding every cached script.
+    fn abandon(&mut self) {
+        for c in self.cache.artifacts_mut() {
+            c.name = ptr::null_mut();
+        }
+        self.vm.interp = ptr::null_mut();
+        // SAFETY: nothing refers to the abandoned interpreter's blocks any more.
+        unsafe { goblin_jim_free_all() };
+        self.define_all();
     }
 
     fn release_names(&mut self) {
@@ -360,7 +350,11 @@ impl Engine for Tcl {
             let keys = self.list(keys);
             let argv = self.list(argv);
             HOOKS.with(|h| h.run.set(run as *mut Run as *mut c_void));
-            let rc = Jim_EvalObjVector(interp, 3, [name, keys, argv].as_ptr());
+            let limit = HOOKS.with(|h| h.limit.get());
+            let rc = goblin_jim_call(interp, 3, [name, keys, argv].as_ptr(), limit);
+            if rc == -1 {
+                HOOKS.with(|h| h.stopped.set(Stopped::OutOfMemory));
+            }
             HOOKS.with(|h| h.run.set(ptr::null_mut()));
             (rc, HOOKS.with(|h| h.stopped.replace(Stopped::No)))
         };
@@ -388,7 +382,9 @@ impl Engine for Tcl {
                 }
             },
         }
-        if stopped != Stopped::No || !self.vm.is_clean() {
+        if rc == -1 {
+            self.abandon();
+        } else if stopped != Stopped::No || !self.vm.is_clean() {
             self.rebuild();
         }
         true
@@ -401,7 +397,8 @@ impl Engine for Tcl {
     }
 
     fn memory(&self) -> usize {
-        HOOKS.with(|h| h.used.get())
+        // SAFETY: reads this thread's counter.
+        unsafe { goblin_jim_used() }
     }
 
     fn cache_len(&self) -> usize {
