@@ -27,6 +27,7 @@ fn main() {
     build_lua51();
     build_wren();
     build_micropython();
+    build_tcl();
 }
 
 /// The `lua-5.1.5` directory of the `lua-src` crate Cargo downloaded, or `GOBLIN_LUA51_SRC`.
@@ -440,4 +441,119 @@ fn micropython_compile(embed: &Path, out: &Path) {
     );
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=goblin_upython");
+}
+
+// ---- Jim Tcl, the TCL.EVAL engine (see vendor/jim/README.md) ----
+
+/// Must match the `jimtcl-sys` version pinned in Cargo.toml (it carries Jim 0.84's sources).
+const JIM_CRATE: &str = "jimtcl-sys-0.2.2+0.84";
+
+/// The `jimtcl` directory of the `jimtcl-sys` crate Cargo downloaded, or `GOBLIN_JIM_SRC`.
+fn jim_source() -> PathBuf {
+    if let Some(dir) = std::env::var_os("GOBLIN_JIM_SRC") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .expect("CARGO_HOME or HOME");
+    let registry = home.join("registry").join("src");
+    std::fs::read_dir(&registry)
+        .expect("cargo registry sources")
+        .map(|index| index.unwrap().path().join(JIM_CRATE).join("jimtcl"))
+        .find(|dir| dir.join("jim.c").exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "{JIM_CRATE} sources not found under {}; set GOBLIN_JIM_SRC to a Jim 0.84 source tree",
+                registry.display()
+            )
+        })
+}
+
+/// Copies Jim's core sources to `OUT_DIR/jim`, applies our interrupt patch, and compiles the core
+/// interpreter with our configuration headers and glue.
+fn build_tcl() {
+    println!("cargo:rerun-if-changed=vendor/jim");
+    println!("cargo:rerun-if-env-changed=GOBLIN_JIM_SRC");
+    let src = jim_source();
+    let dir = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("jim");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if matches!(path.extension().and_then(|e| e.to_str()), Some("c" | "h")) {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let patch = std::fs::canonicalize("vendor/jim/interrupt.patch").unwrap();
+    let st = Command::new("patch")
+        .args(["-p1", "-s", "-d"])
+        .arg(&dir)
+        .arg("-i")
+        .arg(&patch)
+        .status()
+        .expect("patch is needed to build the Jim Tcl engine");
+    assert!(st.success(), "vendor/jim/interrupt.patch did not apply");
+    let mut b = cc::Build::new();
+    b.include(&dir)
+        .include("vendor/jim")
+        .define("_GNU_SOURCE", None)
+        .opt_level(2)
+        .warnings(false);
+    for f in ["jim.c", "jim-subcmd.c", "jim-format.c", "utf8.c"] {
+        b.file(dir.join(f));
+    }
+    b.file("vendor/jim/glue.c");
+    // One relocatable object whose only global symbols are those the Rust binding declares
+    // (src/script/tcl/ffi.rs), so Jim's other symbols (utf8_fromunicode, Jim's internals) cannot
+    // clash with another engine's at link time.
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let merged = out.join("goblin_jim.o");
+    let st = Command::new("ld")
+        .arg("-r")
+        .arg("-o")
+        .arg(&merged)
+        .args(b.compile_intermediates())
+        .status()
+        .expect("ld (binutils) is needed to build the Jim Tcl engine");
+    assert!(st.success(), "ld -r failed for the Jim Tcl objects");
+    println!("cargo:rerun-if-changed=src/script/tcl/ffi.rs");
+    let binding = std::fs::read_to_string("src/script/tcl/ffi.rs").unwrap();
+    let keep: String = binding
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l
+                .strip_prefix("pub fn ")
+                .or_else(|| l.strip_prefix("pub static mut "))?;
+            let name = rest.split(['(', ':']).next()?;
+            name.starts_with("Jim_")
+                .then_some(name)
+                .or_else(|| name.starts_with("goblin_jim_").then_some(name))
+        })
+        .map(|n| format!("{n}\n"))
+        .collect();
+    assert!(
+        keep.contains("Jim_EvalObjVector\n"),
+        "no Jim symbols found in ffi.rs"
+    );
+    let keep_file = out.join("goblin_jim.keep");
+    std::fs::write(&keep_file, keep).unwrap();
+    let st = Command::new("objcopy")
+        .arg(format!("--keep-global-symbols={}", keep_file.display()))
+        .arg(&merged)
+        .status()
+        .expect("objcopy (binutils) is needed to build the Jim Tcl engine");
+    assert!(st.success(), "objcopy failed on the Jim Tcl object");
+    let lib = out.join("libgoblin_jim.a");
+    let _ = std::fs::remove_file(&lib);
+    let st = Command::new("ar")
+        .arg("crs")
+        .arg(&lib)
+        .arg(&merged)
+        .status()
+        .expect("ar (binutils) is needed to build the Jim Tcl engine");
+    assert!(st.success(), "ar failed for the Jim Tcl library");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=goblin_jim");
 }

@@ -71,6 +71,7 @@ pub struct Config {
     pub quickjs_memory_limit: i64,
     pub wren_memory_limit: i64,
     pub upython_memory_limit: i64,
+    pub tcl_memory_limit: i64,
 }
 
 impl Default for Config {
@@ -131,6 +132,7 @@ impl Default for Config {
             quickjs_memory_limit: 512 * 1024 * 1024,
             wren_memory_limit: 512 * 1024 * 1024,
             upython_memory_limit: 64 * 1024 * 1024,
+            tcl_memory_limit: 512 * 1024 * 1024,
         }
     }
 }
@@ -290,6 +292,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("wren-memory-limit", mem(|c| &mut c.wren_memory_limit, 0, i64::MAX)),
     // A fixed GC heap: at least 256 KiB (MicroPython's own state and the `redis` module live there).
     d("upython-memory-limit", mem(|c| &mut c.upython_memory_limit, 256 * 1024, 1 << 40)),
+    d("tcl-memory-limit", mem(|c| &mut c.tcl_memory_limit, 0, i64::MAX)),
 ];
 
 fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {

@@ -41,6 +41,11 @@ const ENGINES: &[Engine] = &[
         prefix: "UPYTHON.",
         ext: "py",
     },
+    Engine {
+        name: "tcl",
+        prefix: "TCL.",
+        ext: "tcl",
+    },
 ];
 
 /// Engines (by name) whose functions are not built yet: the function column skips them.
@@ -185,6 +190,7 @@ fn compare_and_delete_idiom() {
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
                 ("upython", "@cad"),
+                ("tcl", "@cad"),
             ],
             keys: &["lock"],
             args: &["tok"],
@@ -199,6 +205,7 @@ fn compare_and_delete_idiom() {
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
                 ("upython", "@cad"),
+                ("tcl", "@cad"),
             ],
             keys: &["lock"],
             args: &["other"],
@@ -213,6 +220,7 @@ fn compare_and_delete_idiom() {
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
                 ("upython", "@cad"),
+                ("tcl", "@cad"),
             ],
             keys: &["lock"],
             args: &["tok"],
@@ -227,6 +235,7 @@ fn compare_and_delete_idiom() {
                 ("quickjs", "@cad"),
                 ("wren", "@cad"),
                 ("upython", "@cad"),
+                ("tcl", "@cad"),
             ],
             keys: &["lock"],
             args: &["tok"],
@@ -249,6 +258,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return 42"),
                 ("wren", "return 42"),
                 ("upython", "return 42"),
+                ("tcl", "expr {42}"),
             ],
             keys: &[],
             args: &[],
@@ -263,6 +273,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return -3.7"),
                 ("wren", "return -3.7"),
                 ("upython", "return -3.7"),
+                ("tcl", "expr {-3.7}"),
             ],
             keys: &[],
             args: &[],
@@ -277,6 +288,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return ARGV[0]"),
                 ("wren", "return argv[0]"),
                 ("upython", "return ARGV[0]"),
+                ("tcl", "lindex $ARGV 0"),
             ],
             keys: &[],
             args: &["a\u{0}b\r\n\u{7f}"],
@@ -291,6 +303,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return null"),
                 ("wren", "return null"),
                 ("upython", "return None"),
+                ("tcl", "redis nil"),
             ],
             keys: &[],
             args: &[],
@@ -305,6 +318,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return [1, 'two', [3]]"),
                 ("wren", "return [1, \"two\", [3]]"),
                 ("upython", "return [1, 'two', [3]]"),
+                ("tcl", "list [redis int 1] two [list [redis int 3]]"),
             ],
             keys: &[],
             args: &[],
@@ -319,6 +333,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return redis.status_reply('FINE')"),
                 ("wren", "return Redis.statusReply(\"FINE\")"),
                 ("upython", "return redis.status_reply('FINE')"),
+                ("tcl", "redis status_reply FINE"),
             ],
             keys: &[],
             args: &[],
@@ -333,6 +348,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return redis.error_reply('MY failure')"),
                 ("wren", "return Redis.errorReply(\"MY failure\")"),
                 ("upython", "return redis.error_reply('MY failure')"),
+                ("tcl", "redis error_reply {MY failure}"),
             ],
             keys: &[],
             args: &[],
@@ -347,6 +363,7 @@ fn conversions_to_replies() {
                 ("quickjs", "return [true, false]"),
                 ("wren", "return [true, false]"),
                 ("upython", "return [True, False]"),
+                ("tcl", "list [redis bool true] [redis bool false]"),
             ],
             keys: &[],
             args: &[],
@@ -361,6 +378,10 @@ fn conversions_to_replies() {
                 ("quickjs", "return [KEYS[0], KEYS[1], ARGV[0]]"),
                 ("wren", "return [keys[0], keys[1], argv[0]]"),
                 ("upython", "return [KEYS[0], KEYS[1], ARGV[0]]"),
+                (
+                    "tcl",
+                    "list [lindex $KEYS 0] [lindex $KEYS 1] [lindex $ARGV 0]",
+                ),
             ],
             keys: &["k1", "k2"],
             args: &["a1"],
@@ -396,6 +417,7 @@ fn server_replies_into_the_script() {
                     "upython",
                     "return [redis.call('INCR', KEYS[0]), redis.call('GET', KEYS[0])]",
                 ),
+                ("tcl", "list [redis call INCR [lindex $KEYS 0]] [redis call GET [lindex $KEYS 0]]"),
             ],
             keys: &["n"],
             args: &[],
@@ -425,6 +447,7 @@ fn server_replies_into_the_script() {
                     "upython",
                     "return 'nil' if redis.call('GET', KEYS[0]) is None else 'value'",
                 ),
+                ("tcl", "if {[redis type [redis call GET [lindex $KEYS 0]]] eq \"nil\"} {return nil} {return value}"),
             ],
             keys: &["missing"],
             args: &[],
@@ -439,6 +462,7 @@ fn server_replies_into_the_script() {
                 ("quickjs", "return redis.call('SET', KEYS[0], 'v')"),
                 ("wren", "return Redis.call(\"SET\", keys[0], \"v\")"),
                 ("upython", "return redis.call('SET', KEYS[0], 'v')"),
+                ("tcl", "redis call SET [lindex $KEYS 0] v"),
             ],
             keys: &["k"],
             args: &[],
@@ -453,6 +477,7 @@ fn server_replies_into_the_script() {
                 ("quickjs", "return redis.call('INCR', KEYS[0])"),
                 ("wren", "return Redis.call(\"INCR\", keys[0])"),
                 ("upython", "return redis.call('INCR', KEYS[0])"),
+                ("tcl", "redis call INCR [lindex $KEYS 0]"),
             ],
             keys: &["s"],
             args: &[],
@@ -482,6 +507,7 @@ fn server_replies_into_the_script() {
                     "upython",
                     "r = redis.pcall('INCR', KEYS[0])\nreturn 'caught: ' + r['err']",
                 ),
+                ("tcl", "set r [redis pcall INCR [lindex $KEYS 0]]; return \"caught: $r\""),
             ],
             keys: &["s"],
             args: &[],
@@ -498,6 +524,7 @@ fn server_replies_into_the_script() {
                 ("quickjs", "return redis.call('NOSUCH')"),
                 ("wren", "return Redis.call(\"NOSUCH\")"),
                 ("upython", "return redis.call('NOSUCH')"),
+                ("tcl", "redis call NOSUCH"),
             ],
             keys: &[],
             args: &[],
@@ -512,6 +539,7 @@ fn server_replies_into_the_script() {
                 ("quickjs", "return redis.call('SCRIPT', 'FLUSH')"),
                 ("wren", "return Redis.call(\"SCRIPT\", \"FLUSH\")"),
                 ("upython", "return redis.call('SCRIPT', 'FLUSH')"),
+                ("tcl", "redis call SCRIPT FLUSH"),
             ],
             keys: &[],
             args: &[],
@@ -526,6 +554,7 @@ fn server_replies_into_the_script() {
                 ("quickjs", "return redis.sha1hex('abc')"),
                 ("wren", "return Redis.sha1hex(\"abc\")"),
                 ("upython", "return redis.sha1hex('abc')"),
+                ("tcl", "redis sha1hex abc"),
             ],
             keys: &[],
             args: &[],
@@ -653,6 +682,48 @@ fn sandbox_escapes_are_refused() {
         ("upython", "import math\nmath.pi = 3"),
         ("upython", "bytes.upper = None"),
         ("upython", "return sys"),
+        ("tcl", "exec ls"),
+        ("tcl", "open /etc/passwd"),
+        ("tcl", "file exists /etc/passwd"),
+        ("tcl", "source /etc/passwd"),
+        ("tcl", "load libc.so.6"),
+        ("tcl", "package require json"),
+        ("tcl", "exit 1"),
+        ("tcl", "env HOME"),
+        ("tcl", "set ::env(HOME)"),
+        ("tcl", "socket stream 127.0.0.1:6379"),
+        ("tcl", "signal handle SIGINT"),
+        ("tcl", "aio.socket stream 127.0.0.1:6379"),
+        ("tcl", "glob /etc/*"),
+        ("tcl", "pwd"),
+        ("tcl", "cd /"),
+        ("tcl", "readdir /"),
+        ("tcl", "os.fork"),
+        ("tcl", "os.getids"),
+        ("tcl", "info nameofexecutable"),
+        ("tcl", "info nameof"),
+        ("tcl", "info hostname"),
+        ("tcl", "info channels"),
+        ("tcl", "info source {}"),
+        ("tcl", "puts x"),
+        ("tcl", "rename redis {}"),
+        ("tcl", "rename set {}"),
+        ("tcl", "xtrace {}"),
+        ("tcl", "interp create"),
+        ("tcl", "debug objcount"),
+        ("tcl", "clock seconds"),
+        ("tcl", "after 1"),
+        ("tcl", "vwait x"),
+        ("tcl", "eval exec ls"),
+        ("tcl", "uplevel #0 {exec ls}"),
+        ("tcl", "apply {{} {exec ls}}"),
+        ("tcl", "} ; set ::leak 1; proc x {"),
+        ("tcl", "ref x tag"),
+        ("tcl", "collect"),
+        ("tcl", "history getline"),
+        ("tcl", "regexp a a"),
+        ("tcl", "tailcall exec ls"),
+        ("tcl", "unknown exec"),
     ];
     let g = goblin(&[]);
     let mut c = g.raw();
@@ -677,11 +748,11 @@ fn sandbox_escapes_are_refused() {
             );
         }
         // Nothing leaked into the next script.
-        let got = c.cmd(&[
-            format!("{}EVAL", engine.prefix).as_bytes(),
-            b"return leak",
-            b"0",
-        ]);
+        let leak: &[u8] = match engine.name {
+            "tcl" => b"return $::leak",
+            _ => b"return leak",
+        };
+        let got = c.cmd(&[format!("{}EVAL", engine.prefix).as_bytes(), leak, b"0"]);
         assert!(got.starts_with(b"-ERR"), "{}", show(&got));
     }
     assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
@@ -706,6 +777,7 @@ fn nosuchscript_and_read_only_runs() {
             "lua" | "luau" => "return redis.call('SET', KEYS[1], 'v')",
             "quickjs" | "upython" => "return redis.call('SET', KEYS[0], 'v')",
             "wren" => "return Redis.call(\"SET\", keys[0], \"v\")",
+            "tcl" => "redis call SET [lindex $KEYS 0] v",
             other => panic!("no write script for {other}"),
         };
         let ro = format!("{}EVAL_RO", engine.prefix);
@@ -747,6 +819,10 @@ fn memory_limit() {
                 "upython-memory-limit",
                 "t = []\nwhile True:\n    t.append(b'x' * 1000000 + str(len(t)).encode())",
             ),
+            "tcl" => (
+                "tcl-memory-limit",
+                "set t [list]; while 1 {lappend t \"[string repeat x 1000000][llength $t]\"}",
+            ),
             other => panic!("no memory case for {other}"),
         };
         assert_eq!(
@@ -772,6 +848,7 @@ fn memory_limit() {
             "lua" | "luau" => "return 'still fine'",
             "quickjs" | "upython" => "return 'still fine'",
             "wren" => "return \"still fine\"",
+            "tcl" => "return {still fine}",
             _ => unreachable!(),
         };
         let got = c.cmd(&[eval.as_bytes(), ok.as_bytes(), b"0"]);
@@ -860,6 +937,21 @@ fn busy_scripts_kill_and_shutdown() {
             ],
             "redis.call('SET', KEYS[0], 'written')\nwhile True:\n    pass",
         ),
+        (
+            "tcl",
+            &[
+                "while 1 {}",
+                "while 1 {incr i}",
+                "for {} 1 {} {}",
+                "while 1 [list incr i]",
+                "while 1 {catch {error x}}",
+                "while 1 {catch -signal {while 1 {}}}",
+                "while 1 {try {while 1 {}} on signal {} {} finally {}}",
+                "proc f {} {tailcall f}; f",
+                "time {} 1000000000000",
+            ],
+            "redis call SET [lindex $KEYS 0] written; while 1 {}",
+        ),
     ];
     let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
     for engine in ENGINES {
@@ -923,6 +1015,7 @@ fn leaderboard_rescore_idiom() {
                 ("luau", "@rescore"),
                 ("quickjs", "@rescore"),
                 ("upython", "@rescore"),
+                ("tcl", "@rescore"),
                 ("wren", "@rescore"),
             ],
             keys: &["board"],
@@ -939,6 +1032,7 @@ fn leaderboard_rescore_idiom() {
                 ("luau", "@rescore"),
                 ("quickjs", "@rescore"),
                 ("upython", "@rescore"),
+                ("tcl", "@rescore"),
                 ("wren", "@rescore"),
             ],
             keys: &["board"],
@@ -953,6 +1047,7 @@ fn leaderboard_rescore_idiom() {
                 ("luau", "@rescore"),
                 ("quickjs", "@rescore"),
                 ("upython", "@rescore"),
+                ("tcl", "@rescore"),
                 ("wren", "@rescore"),
             ],
             keys: &["board"],
@@ -969,6 +1064,7 @@ fn leaderboard_rescore_idiom() {
                 ("luau", "@rescore"),
                 ("quickjs", "@rescore"),
                 ("upython", "@rescore"),
+                ("tcl", "@rescore"),
                 ("wren", "@rescore"),
             ],
             keys: &["board"],
@@ -989,6 +1085,7 @@ fn blocking_commands_inside_scripts_do_not_block() {
             "lua" | "luau" => "return redis.call('BLPOP', 'nolist', 0)",
             "quickjs" | "upython" => "return redis.call('BLPOP', 'nolist', 0)",
             "wren" => "return Redis.call(\"BLPOP\", \"nolist\", 0)",
+            "tcl" => "redis call BLPOP nolist 0",
             other => panic!("no blocking case for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);
@@ -1012,6 +1109,7 @@ fn scripts_wake_blocked_clients_and_fail_watchers() {
             "lua" | "luau" => "return redis.call('RPUSH', KEYS[1], 'a', 'b')",
             "quickjs" | "upython" => "return redis.call('RPUSH', KEYS[0], 'a', 'b')",
             "wren" => "return Redis.call(\"RPUSH\", keys[0], \"a\", \"b\")",
+            "tcl" => "redis call RPUSH [lindex $KEYS 0] a b",
             other => panic!("no push script for {other}"),
         };
         let eval = format!("{}EVAL", engine.prefix);

@@ -374,6 +374,7 @@ fn families() -> &'static [&'static [Command]] {
         scripting::QUICKJS_COMMANDS,
         scripting::WREN_COMMANDS,
         scripting::UPYTHON_COMMANDS,
+        scripting::TCL_COMMANDS,
         goblin::COMMANDS,
     ]
 }

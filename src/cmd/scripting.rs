@@ -315,3 +315,6 @@ pub const UPYTHON_COMMANDS: &[Command] = eval_commands!(
     "Python",
     script_subcommands!("upython.", "Python")
 );
+/// Jim Tcl: TCL.EVAL, TCL.EVALSHA, TCL.EVAL_RO, TCL.EVALSHA_RO and TCL.SCRIPT (`script::tcl`).
+pub const TCL_COMMANDS: &[Command] =
+    eval_commands!("tcl.", "Tcl", script_subcommands!("tcl.", "Tcl"));

@@ -27,6 +27,7 @@ pub mod lua;
 pub mod luau;
 pub mod quickjs;
 pub mod resp;
+pub mod tcl;
 pub mod upython;
 pub mod wren;
 
@@ -237,6 +238,7 @@ impl Scripting {
         engines[EngineId::QuickJs.index()] = Some(Box::new(quickjs::QuickJs::new(config)));
         engines[EngineId::Wren.index()] = Some(Box::new(wren::Wren::new(config)));
         engines[EngineId::MicroPython.index()] = Some(Box::new(upython::MicroPython::new(config)));
+        engines[EngineId::Tcl.index()] = Some(Box::new(tcl::Tcl::new(config)));
         Scripting {
             engines,
             running: Running::default(),

@@ -1,0 +1,336 @@
+/* Goblin Core's C glue for Jim Tcl: what the Rust engine (src/script/tcl/) needs from Jim that is a
+ * macro or a struct field in jim.h, the tagged values that keep a reply's RESP meaning inside a
+ * script, and the sandbox applied to every new interpreter. */
+
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jim.h"
+
+/* ---- Memory ----
+ * Jim never checks an allocation for NULL, so a limit cannot be a refused allocation. Every block
+ * is on a per-thread list (a header before it); while a script runs (goblin_jim_call), an
+ * allocation that would take the total past the cap jumps out of the script instead of
+ * allocating. The interpreter is then abandoned half-way through a command, so it is never used
+ * again: goblin_jim_free_all() frees every block it had, and the engine makes a fresh one. No
+ * Rust frame is ever jumped over: the Rust `redis` command marks itself (goblin_jim_host), and
+ * allocations inside it are never refused (the next command boundary stops the script). */
+
+typedef struct Block {
+    struct Block *prev, *next;
+    size_t size;
+    size_t pad; /* keeps the block 16-byte aligned */
+} Block;
+
+static __thread Block blocks;
+static __thread size_t used, cap;
+static __thread int in_host;
+static __thread jmp_buf *abort_to;
+
+static void link_block(Block *b)
+{
+    if (blocks.next == NULL) {
+        blocks.next = blocks.prev = &blocks;
+    }
+    b->next = blocks.next;
+    b->prev = &blocks;
+    blocks.next->prev = b;
+    blocks.next = b;
+}
+
+static void unlink_block(Block *b)
+{
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+}
+
+static void *GoblinAlloc(void *ptr, size_t size)
+{
+    Block *b = ptr ? (Block *)ptr - 1 : NULL;
+    size_t old = b ? b->size : 0;
+    Block *nb;
+
+    if (size == 0) {
+        if (b) {
+            unlink_block(b);
+            used -= old;
+            free(b);
+        }
+        return NULL;
+    }
+    if (abort_to && !in_host && cap && size > old && used - old + size > cap) {
+        longjmp(*abort_to, 1);
+    }
+    if (b) {
+        unlink_block(b);
+    }
+    nb = realloc(b, sizeof(Block) + size);
+    if (nb == NULL) {
+        if (b) {
+            link_block(b);
+        }
+        if (abort_to && !in_host) {
+            longjmp(*abort_to, 1);
+        }
+        abort();
+    }
+    nb->size = size;
+    link_block(nb);
+    used = used - old + size;
+    return nb + 1;
+}
+
+/* Bytes the interpreters of this thread hold. */
+size_t goblin_jim_used(void)
+{
+    return used;
+}
+
+/* Runs objv as a command with allocations capped at `limit` bytes in all (0: no cap). Returns
+ * Jim's code, or -1 when an allocation past the cap abandoned the interpreter. */
+int goblin_jim_call(Jim_Interp *interp, int objc, Jim_Obj *const *objv, size_t limit)
+{
+    jmp_buf jb;
+    int rc;
+
+    cap = limit;
+    if (setjmp(jb)) {
+        abort_to = NULL;
+        in_host = 0;
+        return -1;
+    }
+    abort_to = &jb;
+    rc = Jim_EvalObjVector(interp, objc, objv);
+    abort_to = NULL;
+    return rc;
+}
+
+/* Entering (1) or leaving (0) a host command. */
+void goblin_jim_host(int entering)
+{
+    in_host += entering ? 1 : -1;
+}
+
+/* Frees every block of this thread's interpreters (after goblin_jim_call returned -1: the
+ * interpreter, abandoned mid-command, cannot free itself). */
+void goblin_jim_free_all(void)
+{
+    Block *b;
+    if (blocks.next == NULL) {
+        return;
+    }
+    while ((b = blocks.next) != &blocks) {
+        unlink_block(b);
+        free(b);
+    }
+    used = 0;
+}
+
+/* ---- Tagged values ----
+ * `redis call` replies and the `redis` constructors give objects of this type: a string whose
+ * internal representation carries a tag (status, error, nil, ...) and, for maps and sets, the
+ * list of elements. Used as a plain string (or converted to a list, an integer...) it is one;
+ * returned unchanged as the script's result it keeps its RESP meaning. */
+
+static void FreeTagged(Jim_Interp *interp, Jim_Obj *o)
+{
+    Jim_Obj *inner = o->internalRep.ptrIntValue.ptr;
+    if (inner) {
+        Jim_DecrRefCount(interp, inner);
+    }
+}
+
+static void DupTagged(Jim_Interp *interp, Jim_Obj *src, Jim_Obj *dup)
+{
+    Jim_Obj *inner = src->internalRep.ptrIntValue.ptr;
+    (void)interp;
+    dup->internalRep = src->internalRep;
+    if (inner) {
+        Jim_IncrRefCount(inner);
+    }
+}
+
+static const Jim_ObjType taggedType = { "redis-value", FreeTagged, DupTagged, NULL, JIM_TYPE_NONE };
+
+/* A string tagged `tag`; `inner` (may be NULL) is a list of elements the value holds. */
+Jim_Obj *goblin_jim_tagged(Jim_Interp *interp, const char *s, int len, int tag, Jim_Obj *inner)
+{
+    Jim_Obj *o;
+    if (inner) {
+        /* The string form of a map or set is its list of elements. */
+        s = Jim_GetString(inner, &len);
+    }
+    o = Jim_NewStringObj(interp, s, len);
+    o->typePtr = &taggedType;
+    o->internalRep.ptrIntValue.ptr = inner;
+    o->internalRep.ptrIntValue.int1 = tag;
+    if (inner) {
+        Jim_IncrRefCount(inner);
+    }
+    return o;
+}
+
+/* What a value is, for the reply: a tag (> 0) for tagged values; -1 integer, -2 double, -3 list,
+ * -4 dict; 0 anything else (a string). */
+int goblin_jim_kind(Jim_Obj *o)
+{
+    const Jim_ObjType *t = o->typePtr;
+    if (t == NULL) {
+        return 0;
+    }
+    if (t == &taggedType) {
+        return o->internalRep.ptrIntValue.int1;
+    }
+    switch (t->name[0]) {
+        case 'i':
+            return strcmp(t->name, "int") == 0 ? -1 : 0;
+        case 'd':
+            if (strcmp(t->name, "double") == 0) {
+                return -2;
+            }
+            return strcmp(t->name, "dict") == 0 ? -4 : 0;
+        case 'c':
+            return strcmp(t->name, "coerced-double") == 0 ? -2 : 0;
+        case 'l':
+            return strcmp(t->name, "list") == 0 ? -3 : 0;
+    }
+    return 0;
+}
+
+/* The element list of a tagged map or set (NULL for other values). */
+Jim_Obj *goblin_jim_inner(Jim_Obj *o)
+{
+    return o->typePtr == &taggedType ? o->internalRep.ptrIntValue.ptr : NULL;
+}
+
+/* The name of a value's internal type ("" for a pure string). */
+const char *goblin_jim_type_name(Jim_Obj *o)
+{
+    return o->typePtr ? o->typePtr->name : "";
+}
+
+/* ---- jim.h macros and fields ---- */
+
+void goblin_jim_incr(Jim_Obj *o)
+{
+    Jim_IncrRefCount(o);
+}
+
+void goblin_jim_decr(Jim_Interp *interp, Jim_Obj *o)
+{
+    Jim_DecrRefCount(interp, o);
+}
+
+Jim_Obj *goblin_jim_result(Jim_Interp *interp)
+{
+    return Jim_GetResult(interp);
+}
+
+void goblin_jim_set_result(Jim_Interp *interp, Jim_Obj *o)
+{
+    Jim_SetResult(interp, o);
+}
+
+/* Changes whenever a command is created, renamed or deleted. */
+unsigned long goblin_jim_epoch(Jim_Interp *interp)
+{
+    return interp->procEpoch;
+}
+
+/* How many global variables exist. */
+unsigned goblin_jim_globals(Jim_Interp *interp)
+{
+    return interp->topFramePtr->vars.used;
+}
+
+/* The line of the innermost frame of the last error's stack trace (0 if unknown). */
+int goblin_jim_error_line(Jim_Interp *interp)
+{
+    jim_wide line = 0;
+    if (Jim_ListLength(interp, interp->stackTrace) >= 3) {
+        Jim_GetWide(interp, Jim_ListGetIndex(interp, interp->stackTrace, 2), &line);
+    }
+    return (int)line;
+}
+
+/* ---- The sandbox ---- */
+
+/* The core commands scripts keep; everything else (exit, source, env, puts, rename, xtrace...) is
+ * deleted from a new interpreter. No extension (file, exec, open, load, package, aio, signal...)
+ * is compiled in at all. */
+static const char *const allowed[] = {
+    "*", "+", "-", "/", "alias", "append", "apply", "break", "catch", "concat", "continue", "dict",
+    "error", "eval", "exists", "expr", "for", "foreach", "format", "global", "if", "incr", "info",
+    "join", "lappend", "lassign", "lindex", "linsert", "list", "llength", "lmap", "local", "loop",
+    "lrange", "lrepeat", "lreplace", "lreverse", "lsearch", "lset", "lsort", "lsubst", "proc",
+    "rand", "range", "return", "scan", "set", "split", "stacktrace", "string", "subst", "switch",
+    "tailcall", "time", "timerate", "try", "unset", "upcall", "uplevel", "upvar", "while", NULL,
+};
+
+/* The `info` subcommands scripts keep (exact names: Jim accepts abbreviations). */
+static const char *const allowed_info[] = {
+    "args", "body", "commands", "complete", "exists", "globals", "level", "locals", "patchlevel",
+    "procs", "returncodes", "statics", "vars", "version", NULL,
+};
+
+static Jim_CmdProc *core_info;
+
+static int in(const char *const *names, const char *s)
+{
+    for (; *names; names++) {
+        if (strcmp(*names, s) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int InfoCommand(Jim_Interp *interp, int argc, Jim_Obj *const *argv)
+{
+    if (argc < 2) {
+        Jim_WrongNumArgs(interp, 1, argv, "subcommand ?arg ...?");
+        return JIM_ERR;
+    }
+    if (!in(allowed_info, Jim_String(argv[1]))) {
+        Jim_SetResultFormatted(interp, "info %#s is not allowed in scripts", argv[1]);
+        return JIM_ERR;
+    }
+    return core_info(interp, argc, argv);
+}
+
+/* A new interpreter with the core commands, less those not on the allow-list, and no global
+ * variables but the two that catch and error set. */
+Jim_Interp *goblin_jim_new(void)
+{
+    Jim_Interp *interp;
+    Jim_Obj *names, *info;
+    int i, n;
+
+    Jim_Allocator = GoblinAlloc;
+    interp = Jim_CreateInterp();
+
+    Jim_RegisterCoreCommands(interp);
+    Jim_Eval(interp, "info commands");
+    names = Jim_GetResult(interp);
+    Jim_IncrRefCount(names);
+    n = Jim_ListLength(interp, names);
+    for (i = 0; i < n; i++) {
+        Jim_Obj *name = Jim_ListGetIndex(interp, names, i);
+        if (!in(allowed, Jim_String(name))) {
+            Jim_DeleteCommand(interp, name);
+        }
+    }
+    Jim_DecrRefCount(interp, names);
+
+    info = Jim_NewStringObj(interp, "info", -1);
+    Jim_IncrRefCount(info);
+    core_info = Jim_GetCommand(interp, info, JIM_NONE)->u.native.cmdProc;
+    Jim_CreateCommand(interp, "info", InfoCommand, NULL, NULL);
+    Jim_DecrRefCount(interp, info);
+
+    Jim_Eval(interp, "unset -nocomplain ::tcl_interactive ::auto_path ::tcl_platform\n"
+                     "set ::errorCode NONE; set ::errorInfo {}");
+    Jim_SetEmptyResult(interp);
+    return interp;
+}
