@@ -978,6 +978,8 @@ pub struct LoadInfo {
     pub keys_loaded: u64,
     pub keys_expired: u64,
     pub empty_skipped: u64,
+    /// Bytes read, checksum included: where an AOF's commands follow its RDB preamble.
+    pub end: usize,
 }
 
 /// Loads a whole RDB file into `dbs` (fresh databases). `check_crc`: `rdbchecksum`. Keys already
@@ -1093,6 +1095,7 @@ pub fn load(
             ));
         }
     }
+    info.end = r.pos;
     Ok(info)
 }
 

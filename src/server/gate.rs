@@ -170,6 +170,11 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     {
         return reject(ctx, idx, crate::persist::MISCONF_ERROR);
     }
+    if cmd.has(WRITE) {
+        if let Some(msg) = crate::persist::aof::write_error(ctx.srv) {
+            return reject(ctx, idx, &msg);
+        }
+    }
     Some(idx)
 }
 
@@ -189,11 +194,16 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     } else {
         multi::expired_watched(ctx, cmd, args)
     };
+    // The AOF records what the command did (its effect), once it has run.
+    let aof_mark = crate::persist::aof::before_call(ctx);
     let start = Instant::now();
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
     }
     let elapsed = start.elapsed().as_micros() as u64;
+    if let Some(m) = aof_mark {
+        crate::persist::aof::after_call(ctx, cmd, args, m);
+    }
     // A command that blocked is counted once it is served, times out or is unblocked.
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
     for key in expiring {

@@ -336,6 +336,9 @@ impl<'a> Io<'a> {
             }
             blocking::handle_timeouts(self.state, self.clients);
             self.process_unblocked();
+            // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
+            // any reply to them leaves.
+            crate::persist::aof::flush_turn(self.state);
             self.flush_pending();
             if Instant::now() >= next_cron {
                 self.cron();
@@ -715,6 +718,7 @@ impl<'a> Io<'a> {
     }
 
     fn prepare_shutdown(&mut self, why: Shutdown) {
+        crate::persist::aof::shutdown(self.state);
         match why {
             Shutdown::Signal(sig) => warning!(
                 "Received {} scheduling shutdown...",
