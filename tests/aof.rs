@@ -305,12 +305,31 @@ fn scripts_and_transactions_replay_their_effects() {
                   redis.call('SADD', 'pool', 'a', 'b', 'c', 'd', 'e') \
                   return redis.call('SPOP', 'pool')";
     c.cmd(&[b"EVAL", script.as_bytes(), b"0"]);
+    // The other engines: their commands are logged, the scripts never are.
+    for (cmd, script) in [
+        (
+            "LUAU.EVAL",
+            "redis.call('SET', 'luau', tostring(math.random())) redis.call('INCR', 'n')",
+        ),
+        (
+            "QUICKJS.EVAL",
+            "redis.call('SET', 'js', String(Math.random())); redis.call('INCR', 'n')",
+        ),
+    ] {
+        let r = c.cmd(&[cmd.as_bytes(), script.as_bytes(), b"0"]);
+        assert!(!r.starts_with(b"-"), "{cmd}: {}", show(&r));
+    }
     c.cmd_str("MULTI");
     c.cmd_str("SET m:a 1");
     c.cmd_str("INCRBYFLOAT m:f 0.3");
     c.cmd_str("SPOP pool 2");
     c.cmd_str("EXEC");
     let before = (
+        (
+            c.cmd_str("GET luau"),
+            c.cmd_str("GET js"),
+            c.cmd_str("GET n"),
+        ),
         c.cmd_str("GET time"),
         c.cmd_str("GET rand"),
         sorted_reply(&c.cmd_str("SMEMBERS pool")),
@@ -318,12 +337,19 @@ fn scripts_and_transactions_replay_their_effects() {
     );
     let incr = incr_bytes(&dir);
     let text = String::from_utf8_lossy(&incr);
-    assert!(!text.to_lowercase().contains("eval"), "{text}");
+    for name in ["eval", "redis.call", "math.random"] {
+        assert!(!text.to_lowercase().contains(name), "{text}");
+    }
     assert!(text.contains("MULTI") && text.contains("SREM"), "{text}");
     drop(g);
     let g = goblin(&aof_args(d));
     let mut c = g.raw();
     let after = (
+        (
+            c.cmd_str("GET luau"),
+            c.cmd_str("GET js"),
+            c.cmd_str("GET n"),
+        ),
         c.cmd_str("GET time"),
         c.cmd_str("GET rand"),
         sorted_reply(&c.cmd_str("SMEMBERS pool")),
@@ -670,5 +696,26 @@ fn old_single_file_aof_is_upgraded() {
         "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
     );
     drop(g);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn automatic_rewrite_on_growth() {
+    let dir = persistent_dir("auto");
+    let d = dir.to_str().unwrap();
+    let mut args = aof_args(d);
+    args.extend(["--auto-aof-rewrite-min-size", "4kb", "--hz", "50"]);
+    let g = goblin(&args);
+    let mut c = g.raw();
+    let big = "x".repeat(200);
+    for i in 0..100 {
+        c.cmd(&[b"SET", format!("k{i}").as_bytes(), big.as_bytes()]);
+    }
+    wait_rewrites(&mut c, 1);
+    let base = info_field(&mut c, "aof_base_size").unwrap();
+    assert!(base > 0, "aof_base_size {base}");
+    assert!(info_field(&mut c, "aof_current_size").unwrap() >= base);
+    let before = snapshot(&mut c);
+    let _ = crash_and_compare(g, d, &before);
     let _ = std::fs::remove_dir_all(&dir);
 }
