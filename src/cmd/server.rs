@@ -103,13 +103,15 @@ fn time(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// # Format
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]` — no reply on success: the server exits.
 fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let (mut save, mut nosave, mut abort) = (false, false, false);
+    let (mut save, mut nosave, mut abort, mut force) = (false, false, false, false);
     for a in args.tail(1).iter() {
         if is(a, "nosave") {
             nosave = true;
         } else if is(a, "save") {
             save = true;
-        } else if is(a, "now") || is(a, "force") {
+        } else if is(a, "force") {
+            force = true;
+        } else if is(a, "now") {
         } else if is(a, "abort") {
             abort = true;
         } else {
@@ -125,6 +127,9 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     // Past its time budget a script can only be stopped by SHUTDOWN NOSAVE (it may have written).
     if ctx.srv.scripting.running.busy && !nosave {
         return Err(crate::script::BUSY_ERROR.into());
+    }
+    if crate::persist::aof::refuses_shutdown(ctx.srv, force) {
+        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
     }
     // As Redis: save when asked to, or when save points are configured and NOSAVE was not given.
     crate::persist::kill_child(ctx.srv);

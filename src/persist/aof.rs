@@ -720,6 +720,21 @@ fn flush_and_sync(st: &mut State) {
     }
 }
 
+/// Whether shutting down would lose the data set (Redis's `prepareForShutdown`): AOF is being
+/// turned on and its first base is still being written. FORCE exits anyway.
+pub fn refuses_shutdown(st: &State, force: bool) -> bool {
+    let a = &st.persist.aof;
+    if a.state != AofState::WaitRewrite || a.child.is_none() {
+        return false;
+    }
+    if force {
+        warning!("Writing initial AOF. Exit anyway.");
+        return false;
+    }
+    warning!("Writing initial AOF, can't exit.");
+    true
+}
+
 /// SHUTDOWN and signals: the last writes are made durable, a rewrite child is stopped.
 pub fn shutdown(st: &mut State) {
     if st.persist.aof.state != AofState::Off {

@@ -704,6 +704,10 @@ impl<'a> Io<'a> {
     /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as
     /// Redis's `prepareForShutdown`). False if the save failed: the server then keeps running.
     fn final_save(&mut self) -> bool {
+        if crate::persist::aof::refuses_shutdown(self.state, false) {
+            warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
+            return false;
+        }
         crate::persist::kill_child(self.state);
         if crate::persist::save_rules(&self.state.config).is_empty() {
             return true;
