@@ -1,6 +1,7 @@
 """Shared code for the benchmark drivers in this directory.
 
 Used by ``server_benchmark.py`` (redis-benchmark, Goblin Core against Redis),
+``persistence_benchmark.py`` (AOF fsync policies, BGSAVE stalls),
 ``cad_benchmark.py`` (compare-and-delete) and
 ``leaderboard_rescore_benchmark.py`` (time-decay leaderboard rescore). It is
 not a program of its own; the drivers import it (their directory is on
@@ -10,8 +11,8 @@ What is here:
 
 * **Servers** -- ``free_port``, ``find_binary``, ``version``, ``Server`` (one
   process on a free loopback TCP port *and* a Unix socket in a temporary
-  directory, with ``--save '' --appendonly no``, ready once it answers PING on
-  both) and ``Servers`` (a context manager owning the temporary directory:
+  directory, with ``--save '' --appendonly no`` and any ``extra`` directives
+  after them, ready once it answers PING on both) and ``Servers`` (a context manager owning the temporary directory:
   every server it started is stopped on the way out -- SIGTERM, then SIGKILL
   after ``STOP_TIMEOUT`` seconds -- also on Ctrl-C, SIGTERM, SIGHUP or an
   error, once ``install_signal_handlers`` has turned those signals into
@@ -114,9 +115,10 @@ def version(binary):
 class Server:
     """One server process on a loopback port and a Unix socket (see ``Servers``)."""
 
-    def __init__(self, name, binary, workdir):
+    def __init__(self, name, binary, workdir, extra=()):
         self.name = name
         self.binary = binary
+        self.extra = list(extra)  # more "--directive value" arguments, after the defaults
         self.dir = os.path.join(workdir, name.lower().replace(" ", "-"))
         os.mkdir(self.dir)
         self.socket = os.path.join(self.dir, "server.sock")
@@ -137,7 +139,7 @@ class Server:
                 "--save", "",
                 "--appendonly", "no",
                 "--dir", self.dir,
-            ]
+            ] + self.extra
             self.log = open(self.log_path, "ab")
             # A session of its own: Ctrl-C reaches this script only, which then stops the server.
             self.proc = subprocess.Popen(
@@ -190,6 +192,21 @@ class Server:
             self.log = None
 
 
+def run_guarded(group, body):
+    """Runs ``body()`` and returns its exit status; a BenchmarkError (status 1) or Ctrl-C/SIGTERM
+    (status 130) is reported on stderr. Every server of ``group`` is stopped on the way out."""
+    try:
+        return body()
+    except BenchmarkError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted; stopping the servers", file=sys.stderr)
+        return 130
+    finally:
+        group.stop_all()
+
+
 def install_signal_handlers():
     """SIGTERM (and SIGHUP) stop the run like Ctrl-C does: as KeyboardInterrupt."""
 
@@ -213,14 +230,14 @@ class Servers:
         self.workdir = tempfile.mkdtemp(prefix=prefix)
         self.servers = []
 
-    def add(self, name, binary):
+    def add(self, name, binary, extra=()):
         """A Server, not started yet (it is stopped with the others all the same)."""
-        server = Server(name, binary, self.workdir)
+        server = Server(name, binary, self.workdir, extra)
         self.servers.append(server)
         return server
 
-    def start(self, name, binary):
-        return self.add(name, binary).start()
+    def start(self, name, binary, extra=()):
+        return self.add(name, binary, extra).start()
 
     def stop_all(self):
         # Ignore further signals while stopping, so a second Ctrl-C can't leave a server behind.

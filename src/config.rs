@@ -39,6 +39,13 @@ pub struct Config {
     pub appendfilename: String,
     pub appenddirname: String,
     pub appendfsync: &'static str,
+    pub auto_aof_rewrite_percentage: i64,
+    pub auto_aof_rewrite_min_size: i64,
+    pub aof_load_truncated: bool,
+    pub aof_use_rdb_preamble: bool,
+    pub aof_timestamp_enabled: bool,
+    pub aof_rewrite_incremental_fsync: bool,
+    pub no_appendfsync_on_rewrite: bool,
     pub requirepass: String,
     pub maxclients: i64,
     pub maxmemory: i64,
@@ -99,6 +106,13 @@ impl Default for Config {
             appendfilename: "appendonly.aof".into(),
             appenddirname: "appendonlydir".into(),
             appendfsync: "everysec",
+            auto_aof_rewrite_percentage: 100,
+            auto_aof_rewrite_min_size: 64 * 1024 * 1024,
+            aof_load_truncated: true,
+            aof_use_rdb_preamble: true,
+            aof_timestamp_enabled: false,
+            aof_rewrite_incremental_fsync: true,
+            no_appendfsync_on_rewrite: false,
             requirepass: String::new(),
             maxclients: 10000,
             maxmemory: 0,
@@ -251,11 +265,21 @@ pub static DIRECTIVES: &[Directive] = &[
     d("dbfilename", Kind::Str(|c| &mut c.dbfilename))
         .check(|c| if c.dbfilename.contains('/') { Err("dbfilename can't be a path, just a filename".into()) } else { Ok(()) }),
     d("dir", Kind::Special { get: |c| c.dir.clone(), set: set_dir }),
-    d("appendonly", Kind::Bool(|c| &mut c.appendonly))
-        .check(|c| if c.appendonly { Err("AOF persistence (appendonly yes) is not available in this build of Goblin Core yet".into()) } else { Ok(()) }),
-    d("appendfilename", Kind::Str(|c| &mut c.appendfilename)).immutable(),
-    d("appenddirname", Kind::Str(|c| &mut c.appenddirname)).immutable(),
+    // AOF (persist/aof.rs). CONFIG SET appendonly starts or stops it (cmd/server.rs).
+    d("appendonly", Kind::Bool(|c| &mut c.appendonly)),
+    d("appendfilename", Kind::Str(|c| &mut c.appendfilename)).immutable()
+        .check(|c| if c.appendfilename.contains('/') { Err("appendfilename can't be a path, just a filename".into()) } else { Ok(()) }),
+    d("appenddirname", Kind::Str(|c| &mut c.appenddirname)).immutable()
+        .check(|c| if c.appenddirname.contains('/') { Err("appenddirname can't be a path, just a dirname".into()) } else { Ok(()) }),
     d("appendfsync", Kind::Enum(|c| &mut c.appendfsync, &["always", "everysec", "no"])),
+    d("auto-aof-rewrite-percentage", int(|c| &mut c.auto_aof_rewrite_percentage, 0, i32::MAX as i64)),
+    d("auto-aof-rewrite-min-size", mem(|c| &mut c.auto_aof_rewrite_min_size, 0, i64::MAX)),
+    d("aof-load-truncated", Kind::Bool(|c| &mut c.aof_load_truncated)),
+    d("aof-use-rdb-preamble", Kind::Bool(|c| &mut c.aof_use_rdb_preamble)),
+    d("aof-timestamp-enabled", Kind::Bool(|c| &mut c.aof_timestamp_enabled))
+        .check(|c| if c.aof_timestamp_enabled { Err("aof-timestamp-enabled yes (timestamp annotations) is not supported by Goblin Core; files that carry them load".into()) } else { Ok(()) }),
+    d("aof-rewrite-incremental-fsync", Kind::Bool(|c| &mut c.aof_rewrite_incremental_fsync)),
+    d("no-appendfsync-on-rewrite", Kind::Bool(|c| &mut c.no_appendfsync_on_rewrite)),
     d("requirepass", Kind::Str(|c| &mut c.requirepass)),
     d("maxclients", int(|c| &mut c.maxclients, 1, u32::MAX as i64)),
     d("maxmemory", mem(|c| &mut c.maxmemory, 0, i64::MAX))

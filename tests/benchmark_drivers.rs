@@ -175,3 +175,35 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
         text(&out.stderr)
     );
 }
+
+/// `persistence_benchmark.py` measures SET with the AOF on (both fsync policies) and a BGSAVE with
+/// a pinging client on both servers, and prints a ratio for each.
+#[test]
+fn persistence_benchmark_runs_at_tiny_size() {
+    let out = run_driver(
+        "persistence_benchmark.py",
+        &["--requests", "500", "--clients", "5", "--keys", "500"],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "persistence_benchmark.py failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    for row in [
+        "SET ops/s, appendfsync everysec",
+        "SET ops/s, appendfsync always",
+        "BGSAVE 500 keys, s",
+        "longest stall during BGSAVE, ms",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no {row:?} row:\n{stdout}"));
+        let ratio = line.split_whitespace().last().unwrap();
+        assert!(
+            ratio.parse::<f64>().is_ok_and(|r| r > 0.0),
+            "{row}: no ratio in {line:?}"
+        );
+    }
+}

@@ -595,10 +595,10 @@ fn bad_config_lines_are_named() {
             "argument(s) must be one of the following",
         ),
         (
-            "appendonly yes\n",
+            "aof-timestamp-enabled yes\n",
             1,
-            "appendonly yes",
-            "not available in this build",
+            "aof-timestamp-enabled yes",
+            "not supported by Goblin Core",
         ),
         (
             "databases 0\n",

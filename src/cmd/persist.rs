@@ -1,4 +1,5 @@
-//! Persistence commands: SAVE, BGSAVE, LASTSAVE (snapshots, `crate::persist`) and DUMP, RESTORE
+//! Persistence commands: SAVE, BGSAVE, LASTSAVE (snapshots, `crate::persist`), BGREWRITEAOF
+//! (`persist::aof`) and DUMP, RESTORE
 //! (one value in RDB serialization, `persist::rdb`).
 
 use super::parse::{int, is};
@@ -37,17 +38,44 @@ fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
         2 if is(&args[1], "schedule") => true,
         _ => return Err(SYNTAX.into()),
     };
-    if ctx.srv.persist.child.is_some() {
+    if ctx.srv.persist.child.is_some() && !schedule {
+        return Err("ERR Background save already in progress".into());
+    }
+    if persist::aof::child_active(ctx.srv) {
         if schedule {
             ctx.srv.persist.scheduled = true;
             ctx.out.simple("Background saving scheduled");
             return Ok(());
         }
-        return Err("ERR Background save already in progress".into());
+        return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
     }
     match persist::bgsave(ctx.srv) {
         Ok(_) => ctx.out.simple("Background saving started"),
         Err(_) => return Err("ERR".into()),
+    }
+    Ok(())
+}
+
+/// BGREWRITEAOF
+///
+/// # Format
+/// `BGREWRITEAOF` — forks a child that writes a new AOF base while writes go to a new incr file:
+/// `Background append only file rewriting started`; `...scheduled` while a BGSAVE runs.
+fn bgrewriteaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.srv.persist.aof.child.is_some() {
+        return Err("ERR Background append only file rewriting already in progress".into());
+    }
+    if persist::aof::child_active(ctx.srv) || ctx.client().tx.running > 0 {
+        let a = &mut ctx.srv.persist.aof;
+        a.scheduled = true;
+        a.consecutive_failures = 0;
+        ctx.out
+            .simple("Background append only file rewriting scheduled");
+        return Ok(());
+    }
+    match persist::aof::rewrite_start(ctx.srv) {
+        Ok(()) => ctx.out.simple("Background append only file rewriting started"),
+        Err(_) => return Err("ERR Can't execute an AOF background rewriting. Please check the server logs for more information.".into()),
     }
     Ok(())
 }
@@ -157,6 +185,8 @@ pub const COMMANDS: &[Command] = &[
         .doc("Synchronously saves the database(s) to disk.", "1.0.0", "O(N) where N is the total number of keys in all databases", ""),
     Command::new("bgsave", bgsave, -1, ADMIN | NOSCRIPT).group(GROUP)
         .doc("Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)", "[SCHEDULE]"),
+    Command::new("bgrewriteaof", bgrewriteaof, 1, ADMIN | NOSCRIPT).group(GROUP)
+        .doc("Asynchronously rewrite the append-only file", "1.0.0", "O(1)", ""),
     Command::new("lastsave", lastsave, 1, LOADING | STALE | FAST).group(GROUP)
         .doc("Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "O(1)", ""),
     Command::new("dump", dump, 2, READONLY).keys(1, 1, 1).group("generic")

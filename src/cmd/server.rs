@@ -103,13 +103,15 @@ fn time(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// # Format
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]` — no reply on success: the server exits.
 fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let (mut save, mut nosave, mut abort) = (false, false, false);
+    let (mut save, mut nosave, mut abort, mut force) = (false, false, false, false);
     for a in args.tail(1).iter() {
         if is(a, "nosave") {
             nosave = true;
         } else if is(a, "save") {
             save = true;
-        } else if is(a, "now") || is(a, "force") {
+        } else if is(a, "force") {
+            force = true;
+        } else if is(a, "now") {
         } else if is(a, "abort") {
             abort = true;
         } else {
@@ -125,6 +127,9 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     // Past its time budget a script can only be stopped by SHUTDOWN NOSAVE (it may have written).
     if ctx.srv.scripting.running.busy && !nosave {
         return Err(crate::script::BUSY_ERROR.into());
+    }
+    if crate::persist::aof::refuses_shutdown(ctx.srv, force) {
+        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
     }
     // As Redis: save when asked to, or when save points are configured and NOSAVE was not given.
     crate::persist::kill_child(ctx.srv);
@@ -495,18 +500,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("rdb_last_cow_size:0");
             f!("rdb_last_load_keys_expired:{}", p.loaded_expired);
             f!("rdb_last_load_keys_loaded:{}", p.loaded_keys);
-            f!("aof_enabled:0");
-            f!("aof_rewrite_in_progress:0");
-            f!("aof_rewrite_scheduled:0");
-            f!("aof_last_rewrite_time_sec:-1");
-            f!("aof_current_rewrite_time_sec:-1");
-            f!("aof_last_bgrewrite_status:ok");
-            f!("aof_rewrites:0");
-            f!("aof_rewrites_consecutive_failures:0");
-            f!("aof_last_write_status:ok");
-            f!("aof_last_cow_size:0");
-            f!("module_fork_in_progress:0");
-            f!("module_fork_last_cow_size:0");
+            crate::persist::aof::info(srv, o);
         }
         "stats" => {
             let s = &srv.stats;
@@ -685,7 +679,17 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     if next.loglevel != ctx.srv.config.loglevel {
         crate::log::set_level(next.loglevel);
     }
+    let aof_was = ctx.srv.config.appendonly;
     ctx.srv.config = next;
+    // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.
+    if ctx.srv.config.appendonly && !aof_was {
+        if crate::persist::aof::start(ctx.srv).is_err() {
+            ctx.srv.config.appendonly = false;
+            return Err(err("CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs."));
+        }
+    } else if !ctx.srv.config.appendonly && aof_was {
+        crate::persist::aof::stop(ctx.srv);
+    }
     ctx.out.ok();
     Ok(())
 }

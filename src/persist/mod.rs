@@ -5,6 +5,7 @@
 //! never waits), `cron` (reaps the child with `waitpid(WNOHANG)`, applies `save <secs> <changes>`
 //! rules), `load_at_startup`, and `opts` / `limits` (the configuration the format needs).
 
+pub mod aof;
 pub mod lzf;
 pub mod rdb;
 
@@ -39,6 +40,8 @@ pub struct Persist {
     /// The start-up load's counts, for INFO.
     pub loaded_keys: u64,
     pub loaded_expired: u64,
+    /// The append-only file (`aof.rs`).
+    pub aof: aof::Aof,
 }
 
 pub struct Child {
@@ -60,6 +63,7 @@ impl Default for Persist {
             scheduled: false,
             loaded_keys: 0,
             loaded_expired: 0,
+            aof: aof::Aof::default(),
         }
     }
 }
@@ -199,6 +203,9 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
     if st.persist.child.is_some() {
         return Err("Background save already in progress".into());
     }
+    if st.persist.aof.child.is_some() {
+        return Err("Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
+    }
     let started = Instant::now();
     st.persist.last_bgsave_try = clock::wall_us() / 1_000_000;
     // SAFETY: the server is single-threaded; the child only writes the file and `_exit`s.
@@ -297,7 +304,8 @@ pub fn kill_child(st: &mut State) {
 /// The cron's part: reap a finished child, then start a BGSAVE if a save rule is met.
 pub fn cron(st: &mut State) {
     reap_child(st);
-    if st.persist.child.is_some() {
+    aof::cron(st);
+    if aof::child_active(st) {
         return;
     }
     if std::mem::take(&mut st.persist.scheduled) {
@@ -354,6 +362,10 @@ pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
 /// Loads `dbfilename` at start-up if it exists, logging as Redis does. An unreadable or corrupt
 /// file is an error: the server must not start (and later overwrite it) with an empty keyspace.
 pub fn load_at_startup(st: &mut State) -> Result<(), String> {
+    // As Redis: with AOF on, the AOF is the data set and dump.rdb is not read.
+    if st.config.appendonly {
+        return aof::load_at_startup(st);
+    }
     let start = Instant::now();
     // Keys already expired are skipped: the cached time must be now, before the loop first sets it.
     clock::update();

@@ -1029,6 +1029,8 @@ pub struct LoadInfo {
     pub empty_skipped: u64,
     /// Function libraries' code (`OP_FUNCTION2`), for the caller to compile.
     pub functions: Vec<Vec<u8>>,
+    /// Bytes read, checksum included: where an AOF's commands follow its RDB preamble.
+    pub end: usize,
 }
 
 /// Loads a whole RDB file into `dbs` (fresh databases). `check_crc`: `rdbchecksum`. Keys already
@@ -1148,6 +1150,7 @@ pub fn load(
             ));
         }
     }
+    info.end = r.pos;
     Ok(info)
 }
 

@@ -168,6 +168,11 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     {
         return reject(ctx, idx, crate::persist::MISCONF_ERROR);
     }
+    if cmd.has(WRITE) {
+        if let Some(msg) = crate::persist::aof::write_error(ctx.srv) {
+            return reject(ctx, idx, &msg);
+        }
+    }
     Some(idx)
 }
 
@@ -188,11 +193,16 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     } else {
         multi::expired_watched(ctx, cmd, args)
     };
+    // The AOF records what the command did (its effect), once it has run.
+    let aof_mark = crate::persist::aof::before_call(ctx);
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
     }
     let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
     clock::end_call();
+    if let Some(m) = aof_mark {
+        crate::persist::aof::after_call(ctx, cmd, args, m);
+    }
     // A command that blocked is counted once it is served, times out or is unblocked.
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
     for key in expiring {

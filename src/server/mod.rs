@@ -337,6 +337,9 @@ impl<'a> Io<'a> {
             }
             blocking::handle_timeouts(self.state, self.clients);
             self.process_unblocked();
+            // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
+            // any reply to them leaves.
+            crate::persist::aof::flush_turn(self.state);
             self.flush_pending();
             if Instant::now() >= next_cron {
                 self.cron();
@@ -702,6 +705,10 @@ impl<'a> Io<'a> {
     /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as
     /// Redis's `prepareForShutdown`). False if the save failed: the server then keeps running.
     fn final_save(&mut self) -> bool {
+        if crate::persist::aof::refuses_shutdown(self.state, false) {
+            warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
+            return false;
+        }
         crate::persist::kill_child(self.state);
         if crate::persist::save_rules(&self.state.config).is_empty() {
             return true;
@@ -716,6 +723,7 @@ impl<'a> Io<'a> {
     }
 
     fn prepare_shutdown(&mut self, why: Shutdown) {
+        crate::persist::aof::shutdown(self.state);
         match why {
             Shutdown::Signal(sig) => warning!(
                 "Received {} scheduling shutdown...",

@@ -40,6 +40,31 @@ pub struct Db {
     /// Slots of the keys that have a TTL: what the active expiry cycle samples.
     expiring: Vec<u32>,
     pub stats: DbStats,
+    /// Keys expired (lazily or actively) while `set_log_expired` is on: the AOF logs their deletion.
+    pub expired_log: Vec<Vec<u8>>,
+}
+
+thread_local! {
+    static LOG_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Record expired keys in `Db::expired_log` (while the AOF is on).
+pub fn set_log_expired(on: bool) {
+    LOG_EXPIRED.with(|c| c.set(on));
+}
+
+/// While loading the AOF nothing expires (as Redis's `keyIsExpired` during loading): a later
+/// command of the file may still work on a key whose time has passed since it was written.
+pub fn set_loading(on: bool) {
+    LOADING.with(|c| c.set(on));
+}
+
+fn note_expired(db: &mut Db, key: &[u8]) {
+    db.stats.expired_keys += 1;
+    if LOG_EXPIRED.with(|c| c.get()) {
+        db.expired_log.push(key.to_vec());
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -72,9 +97,10 @@ impl Db {
     pub fn find_live(&mut self, key: &[u8]) -> Option<u32> {
         let slot = self.dict.find(key)?;
         let e = self.dict.value_at(slot);
-        if e.expire_at != NO_EXPIRE && e.expire_at <= clock::now_ms() {
+        if e.expire_at != NO_EXPIRE && e.expire_at <= clock::now_ms() && !LOADING.with(|c| c.get())
+        {
             self.remove(key);
-            self.stats.expired_keys += 1;
+            note_expired(self, key);
             return None;
         }
         Some(slot)
@@ -260,7 +286,7 @@ impl Db {
                 if at <= now {
                     let key = self.dict.key_at(slot).to_vec();
                     self.remove(&key);
-                    self.stats.expired_keys += 1;
+                    note_expired(self, &key);
                     expired += 1;
                 }
             }

@@ -2,6 +2,8 @@
 //! `redis-server`) on free loopback ports, and talks raw RESP to them.
 #![allow(dead_code)]
 
+pub mod persist;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

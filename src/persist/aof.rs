@@ -1,0 +1,1509 @@
+//! The append-only file, as Redis 7.0's multi-part AOF: `appenddirname` holds a manifest
+//! (`<appendfilename>.manifest`), one base file (an RDB preamble, or plain commands with
+//! `aof-use-rdb-preamble no`) and incr files of RESP commands, so a Redis 7 `appendonlydir` loads
+//! here and ours loads in Redis.
+//!
+//! Entry points:
+//! - `before_call` / `after_call`, around every handler in `gate::call`: what a write did is
+//!   recorded in Redis's effect form (`effect`: relative TTLs made absolute, blocking and random
+//!   pops made explicit, INCRBYFLOAT as SET); a command that ran others (EXEC, a script of any
+//!   engine, FCALL) is logged by their effects, wrapped in MULTI/EXEC when more than one, so replay
+//!   never re-runs a script. Keys expired on the way are logged as DEL/UNLINK before the command.
+//! - `flush_turn`, once per event-loop turn before replies are flushed: writes the turn's commands;
+//!   `appendfsync always` fdatasyncs them there (group commit: a reply leaves only once its write is
+//!   durable); `everysec` hands the fsync to a thread at most once a second.
+//! - `rewrite_start` (BGREWRITEAOF, automatic rewrite, `appendonly yes` at run time): opens a new
+//!   incr file for the writes to come, then a forked child writes the new base; `cron` reaps it and
+//!   installs the new manifest atomically. No rewrite buffer: nothing written meanwhile is lost.
+//! - `load_at_startup`: base then incrs (or an old single `appendonly.aof`, moved into the dir).
+
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+use crate::cmd::{Args, Command, Ctx};
+use crate::config::Config;
+use crate::server::State;
+use crate::store::{self, Str, Value, NO_EXPIRE};
+use crate::util::clock;
+use crate::{notice, warning};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AofState {
+    Off,
+    On,
+    /// Turned on at run time: the first rewrite is running (or scheduled).
+    WaitRewrite,
+}
+
+/// One line of the manifest.
+#[derive(Clone)]
+pub struct AofFile {
+    pub name: String,
+    pub seq: u64,
+}
+
+/// The manifest: which files make the AOF, in Redis 7.0's text format.
+#[derive(Clone, Default)]
+pub struct Manifest {
+    pub base: Option<AofFile>,
+    pub incrs: Vec<AofFile>,
+    pub base_seq: u64,
+    pub incr_seq: u64,
+}
+
+/// A running rewrite child.
+pub struct Rewrite {
+    pub pid: libc::pid_t,
+    pub started: Instant,
+}
+
+/// The AOF's state (Redis's `aof_*` server fields).
+pub struct Aof {
+    pub state: AofState,
+    /// The commands of this turn, written by `flush_turn` (Redis's `aof_buf`).
+    buf: Vec<u8>,
+    /// The database the incr file is positioned in; `None` on a new file (SELECT comes first).
+    selected_db: Option<usize>,
+    /// The effects of the command running now (Redis's `also_propagate`), with their databases.
+    pending: Vec<(usize, Vec<u8>)>,
+    depth: u32,
+    calls: u64,
+    file: Option<Arc<File>>,
+    pub manifest: Manifest,
+    pub current_size: u64,
+    pub base_size: u64,
+    /// Written since the last fsync.
+    unsynced: bool,
+    last_fsync: Instant,
+    fsyncer: Option<Fsyncer>,
+    pub child: Option<Rewrite>,
+    pub scheduled: bool,
+    pub last_rewrite_secs: i64,
+    pub last_rewrite_ok: bool,
+    pub rewrites: u64,
+    pub consecutive_failures: u64,
+    pub last_write_error: Option<String>,
+    pub delayed_fsync: u64,
+}
+
+impl Default for Aof {
+    fn default() -> Self {
+        Aof {
+            state: AofState::Off,
+            buf: Vec::new(),
+            selected_db: None,
+            pending: Vec::new(),
+            depth: 0,
+            calls: 0,
+            file: None,
+            manifest: Manifest::default(),
+            current_size: 0,
+            base_size: 0,
+            unsynced: false,
+            last_fsync: Instant::now(),
+            fsyncer: None,
+            child: None,
+            scheduled: false,
+            last_rewrite_secs: -1,
+            last_rewrite_ok: true,
+            rewrites: 0,
+            consecutive_failures: 0,
+            last_write_error: None,
+            delayed_fsync: 0,
+        }
+    }
+}
+
+impl Aof {
+    /// Whether writes are being logged: AOF on, or being turned on with its first rewrite running
+    /// (the child's snapshot covers what came before).
+    fn recording(&self) -> bool {
+        self.state == AofState::On || (self.state == AofState::WaitRewrite && self.child.is_some())
+    }
+}
+
+/// The `everysec` fsync: a thread that only calls fdatasync on the file it is handed (Redis's
+/// `BIO_AOF_FSYNC` job). It touches no data and no server state, so the single-threaded design
+/// holds; it exists because fdatasync can take long on a busy disk and the loop must not stall.
+struct Fsyncer {
+    tx: mpsc::Sender<Arc<File>>,
+    busy: Arc<AtomicBool>,
+}
+
+impl Fsyncer {
+    fn spawn() -> Fsyncer {
+        let (tx, rx) = mpsc::channel::<Arc<File>>();
+        let busy = Arc::new(AtomicBool::new(false));
+        let flag = busy.clone();
+        std::thread::Builder::new()
+            .name("aof-fsync".into())
+            .spawn(move || {
+                while let Ok(f) = rx.recv() {
+                    let _ = f.sync_data();
+                    flag.store(false, Ordering::Release);
+                }
+            })
+            .expect("spawn the AOF fsync thread");
+        Fsyncer { tx, busy }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The manifest and the directory
+
+pub fn dir(c: &Config) -> PathBuf {
+    PathBuf::from(&c.appenddirname)
+}
+
+fn manifest_name(c: &Config) -> String {
+    format!("{}.manifest", c.appendfilename)
+}
+
+fn base_name(c: &Config, seq: u64, preamble: bool) -> String {
+    let ext = if preamble { "rdb" } else { "aof" };
+    format!("{}.{seq}.base.{ext}", c.appendfilename)
+}
+
+fn incr_name(c: &Config, seq: u64) -> String {
+    format!("{}.{seq}.incr.aof", c.appendfilename)
+}
+
+fn temp_incr_name(c: &Config) -> String {
+    format!("temp-{}.incr", c.appendfilename)
+}
+
+fn temp_rewrite_name(pid: libc::pid_t) -> String {
+    format!("temp-rewriteaof-bg-{pid}.aof")
+}
+
+/// A file name as the manifest writes it: quoted (Redis's `sdscatrepr`) only when it must be.
+fn manifest_field(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\'' && b != b'\\')
+    {
+        return name.to_string();
+    }
+    let mut s = String::from("\"");
+    for b in name.bytes() {
+        match b {
+            b'\\' | b'"' => {
+                s.push('\\');
+                s.push(b as char);
+            }
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            0x20..=0x7e => s.push(b as char),
+            _ => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
+impl Manifest {
+    /// Redis's `getAofManifestAsString`: `file <name> seq <n> type <b|i>` per line, base first.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        if let Some(b) = &self.base {
+            let _ = writeln!(s, "file {} seq {} type b", manifest_field(&b.name), b.seq);
+        }
+        for i in &self.incrs {
+            let _ = writeln!(s, "file {} seq {} type i", manifest_field(&i.name), i.seq);
+        }
+        s
+    }
+
+    /// Parses a manifest (Redis's `aofLoadManifestFromFile`); history lines are skipped.
+    pub fn parse(text: &[u8]) -> Result<Manifest, String> {
+        let mut m = Manifest::default();
+        for line in text.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.iter().all(u8::is_ascii_whitespace) || line.first() == Some(&b'#') {
+                continue;
+            }
+            let (mut buf, mut spans) = (Vec::new(), Vec::new());
+            crate::resp::parser::split_args(line, &mut buf, &mut spans)
+                .map_err(|_| "Invalid AOF manifest file format".to_string())?;
+            if spans.len() % 2 != 0 {
+                return Err("Invalid AOF manifest file format".into());
+            }
+            let (mut name, mut seq, mut kind) = (None, None, None);
+            for p in spans.chunks(2) {
+                let k = &buf[p[0].0..p[0].1];
+                let v = String::from_utf8_lossy(&buf[p[1].0..p[1].1]).into_owned();
+                match k {
+                    b"file" => name = Some(v),
+                    b"seq" => seq = v.parse::<u64>().ok(),
+                    b"type" => kind = v.chars().next(),
+                    _ => {}
+                }
+            }
+            let (Some(name), Some(seq), Some(kind)) = (name, seq, kind) else {
+                return Err("Invalid AOF manifest file format".into());
+            };
+            let f = AofFile { name, seq };
+            match kind {
+                'b' => {
+                    if m.base.is_some() {
+                        return Err("Found duplicate base file information".into());
+                    }
+                    m.base_seq = seq;
+                    m.base = Some(f);
+                }
+                'i' => {
+                    if seq <= m.incr_seq && !m.incrs.is_empty() {
+                        return Err("Found a non-monotonic sequence number".into());
+                    }
+                    m.incr_seq = seq;
+                    m.incrs.push(f);
+                }
+                'h' => {}
+                _ => return Err("Unknown AOF file type".into()),
+            }
+        }
+        Ok(m)
+    }
+}
+
+fn fsync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Writes the manifest through a temporary file renamed into place, then fsyncs the directory: a
+/// crash leaves the old manifest or the new one, never a mix.
+fn persist_manifest(c: &Config, m: &Manifest) -> std::io::Result<()> {
+    let d = dir(c);
+    let tmp = d.join(format!("temp-{}", manifest_name(c)));
+    let mut f = File::create(&tmp)?;
+    f.write_all(m.render().as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, d.join(manifest_name(c)))?;
+    fsync_dir(&d)
+}
+
+fn file_size(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+fn open_append(p: &Path) -> std::io::Result<Arc<File>> {
+    Ok(Arc::new(
+        OpenOptions::new().create(true).append(true).open(p)?,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Propagation
+
+/// Where a command's reply started and what the counters were when it began.
+pub struct Mark {
+    dirty: u64,
+    reply_at: usize,
+    calls: u64,
+}
+
+/// Called by `gate::call` before a handler runs: `None` when nothing is logged.
+pub fn before_call(ctx: &mut Ctx) -> Option<Mark> {
+    let a = &mut ctx.srv.persist.aof;
+    if !a.recording() {
+        return None;
+    }
+    a.depth += 1;
+    a.calls += 1;
+    Some(Mark {
+        dirty: ctx.srv.dirty,
+        reply_at: ctx.out.buf.len(),
+        calls: a.calls,
+    })
+}
+
+/// Called by `gate::call` after the handler: records the keys it expired and its effect; when the
+/// outermost command ends, its effects are committed to the turn's buffer.
+pub fn after_call(ctx: &mut Ctx, cmd: &Command, args: Args, m: Mark) {
+    let nested = ctx.srv.persist.aof.calls > m.calls;
+    ctx.srv.persist.aof.depth -= 1;
+    log_expired(ctx.srv, false);
+    // FLUSHALL may save (and so reset `dirty`); it and FLUSHDB are always logged, as Redis's
+    // `forceCommandPropagation`. SAVE and SHUTDOWN only move `dirty` down.
+    let changed = ctx.srv.dirty > m.dirty || matches!(cmd.name, "flushall" | "flushdb");
+    if changed && !nested {
+        let reply = &ctx.out.buf[m.reply_at..];
+        let ops = effect(ctx.srv, ctx.db, cmd.name, args, reply);
+        let db = ctx.db;
+        ctx.srv
+            .persist
+            .aof
+            .pending
+            .extend(ops.into_iter().map(|op| (db, op)));
+    }
+    if ctx.srv.persist.aof.depth == 0 {
+        commit(&mut ctx.srv.persist.aof);
+    }
+}
+
+/// Logs the keys expired since last asked as DEL (UNLINK with `lazyfree-lazy-expire`). `alone`:
+/// outside a command (active expiry), each one is committed at once.
+fn log_expired(st: &mut State, alone: bool) {
+    let verb: &[u8] = if st.config.lazyfree_lazy_expire {
+        b"UNLINK"
+    } else {
+        b"DEL"
+    };
+    for (i, db) in st.dbs.iter_mut().enumerate() {
+        for key in db.expired_log.drain(..) {
+            st.persist.aof.pending.push((i, encode(&[verb, &key])));
+            if alone {
+                commit(&mut st.persist.aof);
+            }
+        }
+    }
+}
+
+/// Moves the pending effects to the turn's buffer: MULTI/EXEC around more than one (Redis 7.0's
+/// `propagatePendingCommands`), SELECT whenever the database changes.
+fn commit(a: &mut Aof) {
+    if a.pending.is_empty() {
+        return;
+    }
+    let ops = std::mem::take(&mut a.pending);
+    let wrap = ops.len() > 1;
+    if wrap {
+        select(a, ops[0].0);
+        a.buf.extend_from_slice(b"*1\r\n$5\r\nMULTI\r\n");
+    }
+    for (db, op) in &ops {
+        select(a, *db);
+        a.buf.extend_from_slice(op);
+    }
+    if wrap {
+        a.buf.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
+    }
+    a.pending = ops;
+    a.pending.clear();
+}
+
+fn select(a: &mut Aof, db: usize) {
+    if a.selected_db != Some(db) {
+        a.buf
+            .extend_from_slice(&encode(&[b"SELECT", db.to_string().as_bytes()]));
+        a.selected_db = Some(db);
+    }
+}
+
+/// A command as the RESP array Redis writes in the AOF.
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
+    let _ = write!(b, "*{}\r\n", args.len());
+    for a in args {
+        let _ = write!(b, "${}\r\n", a.len());
+        b.extend_from_slice(a);
+        b.extend_from_slice(b"\r\n");
+    }
+    b
+}
+
+/// A reply, read back for the effects that depend on what a command returned (which member SPOP
+/// chose, which key BLPOP served, INCRBYFLOAT's result).
+enum R {
+    Bulk(Vec<u8>),
+    Arr(Vec<R>),
+    Other,
+}
+
+fn read_reply(b: &[u8], pos: &mut usize) -> Option<R> {
+    let t = *b.get(*pos)?;
+    let nl = memchr::memchr(b'\n', &b[*pos..])? + *pos;
+    let head = std::str::from_utf8(&b[*pos + 1..nl.saturating_sub(1)]).ok()?;
+    *pos = nl + 1;
+    match t {
+        b'$' | b'=' => {
+            let n: i64 = head.parse().ok()?;
+            if n < 0 {
+                return Some(R::Other);
+            }
+            let v = b.get(*pos..*pos + n as usize)?.to_vec();
+            *pos += n as usize + 2;
+            Some(R::Bulk(v))
+        }
+        b'*' | b'~' | b'>' | b'%' => {
+            let mut n: i64 = head.parse().ok()?;
+            if n < 0 {
+                return Some(R::Other);
+            }
+            if t == b'%' {
+                n *= 2;
+            }
+            let mut v = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                v.push(read_reply(b, pos)?);
+            }
+            Some(R::Arr(v))
+        }
+        _ => Some(R::Other),
+    }
+}
+
+fn has_opt(args: Args, from: usize, names: &[&str]) -> bool {
+    (from..args.len()).any(|i| names.iter().any(|n| crate::cmd::parse::is(&args[i], n)))
+}
+
+/// The absolute expiry of `key` after the command, if it has one.
+fn expire_after(st: &State, db: usize, key: &[u8]) -> Option<i64> {
+    let d = &st.dbs[db];
+    let slot = d.dict.find(key)?;
+    let at = d.dict.value_at(slot).expire_at;
+    (at != NO_EXPIRE).then_some(at)
+}
+
+/// SET's EX/PX/EXAT/PXAT as an absolute time in milliseconds, computed as the command did.
+fn set_expire_arg(args: Args) -> Option<i64> {
+    let now = clock::now_ms();
+    for i in 3..args.len().saturating_sub(1) {
+        let n = crate::util::parse_i64(&args[i + 1]);
+        let is = |k| crate::cmd::parse::is(&args[i], k);
+        let at = if is("ex") {
+            n?.checked_mul(1000)?.checked_add(now)
+        } else if is("px") {
+            n?.checked_add(now)
+        } else if is("exat") {
+            n?.checked_mul(1000)
+        } else if is("pxat") {
+            n
+        } else {
+            continue;
+        };
+        return at;
+    }
+    None
+}
+
+/// What a command that changed the dataset is logged as: Redis 7.0's rewrites of non-
+/// deterministic or relative commands, the command itself otherwise.
+fn effect(st: &State, db: usize, name: &str, args: Args, reply: &[u8]) -> Vec<Vec<u8>> {
+    let key = args.get(1).unwrap_or_default();
+    let del: &[u8] = if st.config.lazyfree_lazy_server_del {
+        b"UNLINK"
+    } else {
+        b"DEL"
+    };
+    let reply = read_reply(reply, &mut 0).unwrap_or(R::Other);
+    let ms = |at: i64| at.to_string().into_bytes();
+    let popped_key = |r: &R| match r {
+        R::Arr(v) => match v.first() {
+            Some(R::Bulk(k)) => Some(k.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let verbatim = || vec![encode(&args.iter().collect::<Vec<_>>())];
+    match name {
+        "set" if has_opt(args, 3, &["ex", "px", "exat", "pxat"]) => {
+            match expire_after(st, db, key).or_else(|| set_expire_arg(args)) {
+                Some(at) => vec![encode(&[b"SET", key, &args[2], b"PXAT", &ms(at)])],
+                None => verbatim(),
+            }
+        }
+        // SET ... GET is logged without GET (the reply is not part of the effect).
+        "set" if has_opt(args, 3, &["get"]) => {
+            let v: Vec<&[u8]> = args
+                .iter()
+                .enumerate()
+                .filter(|&(i, a)| i < 3 || !crate::cmd::parse::is(a, "get"))
+                .map(|(_, a)| a)
+                .collect();
+            vec![encode(&v)]
+        }
+        "setex" | "psetex" => {
+            let unit = if name == "setex" { 1000 } else { 1 };
+            let at = expire_after(st, db, key).unwrap_or_else(|| {
+                crate::util::parse_i64(&args[2])
+                    .unwrap_or(0)
+                    .saturating_mul(unit)
+                    .saturating_add(clock::now_ms())
+            });
+            vec![encode(&[b"SET", key, &args[3], b"PXAT", &ms(at)])]
+        }
+        "expire" | "pexpire" | "expireat" => match expire_after(st, db, key) {
+            Some(at) => {
+                let at = ms(at);
+                let mut v: Vec<&[u8]> = vec![b"PEXPIREAT", key, &at];
+                v.extend(args.iter().skip(3));
+                vec![encode(&v)]
+            }
+            None => vec![encode(&[del, key])],
+        },
+        "getex" => {
+            if has_opt(args, 2, &["persist"]) {
+                vec![encode(&[b"PERSIST", key])]
+            } else {
+                match expire_after(st, db, key) {
+                    Some(at) => vec![encode(&[b"PEXPIREAT", key, &ms(at)])],
+                    None => vec![encode(&[del, key])],
+                }
+            }
+        }
+        "getdel" => vec![encode(&[b"DEL", key])],
+        "incrbyfloat" => match reply {
+            R::Bulk(v) => vec![encode(&[b"SET", key, &v, b"KEEPTTL"])],
+            _ => verbatim(),
+        },
+        "hincrbyfloat" => match reply {
+            R::Bulk(v) => vec![encode(&[b"HSET", key, &args[2], &v])],
+            _ => verbatim(),
+        },
+        "spop" => match reply {
+            R::Bulk(m) => vec![encode(&[b"SREM", key, &m])],
+            R::Arr(_) if st.dbs[db].dict.find(key).is_none() => vec![encode(&[b"DEL", key])],
+            R::Arr(ms) => ms
+                .iter()
+                .filter_map(|m| match m {
+                    R::Bulk(m) => Some(encode(&[b"SREM", key, m])),
+                    _ => None,
+                })
+                .collect(),
+            R::Other => verbatim(),
+        },
+        "blpop" | "brpop" | "bzpopmin" | "bzpopmax" => match popped_key(&reply) {
+            Some(k) => {
+                let verb: &[u8] = match name {
+                    "blpop" => b"LPOP",
+                    "brpop" => b"RPOP",
+                    "bzpopmin" => b"ZPOPMIN",
+                    _ => b"ZPOPMAX",
+                };
+                vec![encode(&[verb, &k])]
+            }
+            None => verbatim(),
+        },
+        "brpoplpush" => vec![encode(&[b"RPOPLPUSH", key, &args[2]])],
+        "blmove" => vec![encode(&[b"LMOVE", key, &args[2], &args[3], &args[4]])],
+        "lmpop" | "blmpop" | "zmpop" | "bzmpop" => {
+            let first = if name.starts_with('b') { 2 } else { 1 };
+            let numkeys = crate::util::parse_i64(&args[first]).unwrap_or(0).max(0) as usize;
+            let dir = args.get(first + 1 + numkeys).unwrap_or_default();
+            let verb: &[u8] = match (name.ends_with("zmpop"), dir.eq_ignore_ascii_case(b"min")) {
+                (true, true) => b"ZPOPMIN",
+                (true, false) => b"ZPOPMAX",
+                (false, _) if dir.eq_ignore_ascii_case(b"left") => b"LPOP",
+                _ => b"RPOP",
+            };
+            match &reply {
+                R::Arr(v) => match (v.first(), v.get(1)) {
+                    (Some(R::Bulk(k)), Some(R::Arr(items))) => {
+                        vec![encode(&[verb, k, items.len().to_string().as_bytes()])]
+                    }
+                    _ => verbatim(),
+                },
+                _ => verbatim(),
+            }
+        }
+        "restore" if args[2] != *b"0" && !has_opt(args, 4, &["absttl"]) => {
+            match expire_after(st, db, key) {
+                Some(at) => {
+                    let at = ms(at);
+                    let mut v: Vec<&[u8]> = args.iter().collect();
+                    v[2] = &at;
+                    v.push(b"ABSTTL");
+                    vec![encode(&v)]
+                }
+                None => verbatim(),
+            }
+        }
+        _ => verbatim(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing and fsync
+
+/// Once per event-loop turn, before replies are flushed: writes the turn's commands and applies
+/// `appendfsync`. With `always`, the fdatasync is here, so no reply of this turn leaves before
+/// its write is durable (one fsync for every write of the turn).
+pub fn flush_turn(st: &mut State) {
+    if st.persist.aof.recording() {
+        log_expired(st, true);
+    }
+    let policy = st.config.appendfsync;
+    let no_fsync = st.config.no_appendfsync_on_rewrite
+        && (st.persist.aof.child.is_some() || st.persist.child.is_some());
+    let a = &mut st.persist.aof;
+    if a.buf.is_empty() {
+        if a.unsynced && policy == "everysec" && !no_fsync {
+            background_fsync(a);
+        }
+        return;
+    }
+    let Some(file) = a.file.clone() else {
+        a.buf.clear();
+        return;
+    };
+    match (&*file).write_all(&a.buf) {
+        Ok(()) => {
+            if a.last_write_error.take().is_some() {
+                warning!("AOF write error looks solved, Redis can write again.");
+            }
+            a.current_size += a.buf.len() as u64;
+            a.buf.clear();
+            a.unsynced = true;
+        }
+        Err(e) => {
+            // A partial write may have reached the file; Redis truncates it back, so do we.
+            let _ = file.set_len(a.current_size);
+            if policy == "always" {
+                warning!("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
+                std::process::exit(1);
+            }
+            if a.last_write_error.is_none() {
+                warning!("Error writing to the AOF file: {e}");
+            }
+            a.last_write_error = Some(e.to_string());
+            return;
+        }
+    }
+    match policy {
+        "always" if !no_fsync => {
+            if let Err(e) = file.sync_data() {
+                warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. Exiting...");
+                std::process::exit(1);
+            }
+            a.unsynced = false;
+            a.last_fsync = Instant::now();
+        }
+        "everysec" if !no_fsync => background_fsync(a),
+        _ => {}
+    }
+}
+
+/// `everysec`: hands an fsync to the fsync thread if a second has passed and none is running.
+fn background_fsync(a: &mut Aof) {
+    if a.last_fsync.elapsed().as_millis() < 1000 {
+        return;
+    }
+    let Some(file) = a.file.clone() else {
+        return;
+    };
+    let f = a.fsyncer.get_or_insert_with(Fsyncer::spawn);
+    if f.busy.load(Ordering::Acquire) {
+        // The disk is slow: Redis counts a delayed fsync and tries again on a later turn.
+        a.delayed_fsync += 1;
+        return;
+    }
+    f.busy.store(true, Ordering::Release);
+    if f.tx.send(file).is_err() {
+        f.busy.store(false, Ordering::Release);
+        return;
+    }
+    a.unsynced = false;
+    a.last_fsync = Instant::now();
+}
+
+/// Writes what is buffered and fsyncs it in place (rewrite start, turning AOF off, shutdown).
+fn flush_and_sync(st: &mut State) {
+    let a = &mut st.persist.aof;
+    commit(a);
+    if let Some(file) = a.file.clone() {
+        if !a.buf.is_empty() && (&*file).write_all(&a.buf).is_ok() {
+            a.current_size += a.buf.len() as u64;
+        }
+        a.buf.clear();
+        let _ = file.sync_data();
+        a.unsynced = false;
+    }
+}
+
+/// Whether shutting down would lose the data set (Redis's `prepareForShutdown`): AOF is being
+/// turned on and its first base is still being written. FORCE exits anyway.
+pub fn refuses_shutdown(st: &State, force: bool) -> bool {
+    let a = &st.persist.aof;
+    if a.state != AofState::WaitRewrite || a.child.is_none() {
+        return false;
+    }
+    if force {
+        warning!("Writing initial AOF. Exit anyway.");
+        return false;
+    }
+    warning!("Writing initial AOF, can't exit.");
+    true
+}
+
+/// SHUTDOWN and signals: the last writes are made durable, a rewrite child is stopped.
+pub fn shutdown(st: &mut State) {
+    if st.persist.aof.state != AofState::Off {
+        notice!("Calling fsync() on the AOF file.");
+        flush_and_sync(st);
+    }
+    kill_child(st);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rewrite
+
+/// Opens the incr file the writes go to from now on: a new `<name>.<n>.incr.aof` in the manifest,
+/// or the temporary one while AOF is being turned on.
+fn open_new_incr(st: &mut State) -> std::io::Result<()> {
+    let c = &st.config;
+    let d = dir(c);
+    let a = &mut st.persist.aof;
+    match a.state {
+        AofState::Off => return Ok(()),
+        AofState::WaitRewrite => {
+            let p = d.join(temp_incr_name(c));
+            let f = File::create(&p)?;
+            a.file = Some(Arc::new(f));
+            a.current_size = 0;
+        }
+        AofState::On => {
+            let mut m = a.manifest.clone();
+            m.incr_seq += 1;
+            let name = incr_name(c, m.incr_seq);
+            let f = open_append(&d.join(&name))?;
+            m.incrs.push(AofFile {
+                name,
+                seq: m.incr_seq,
+            });
+            persist_manifest(c, &m)?;
+            a.manifest = m;
+            a.file = Some(f);
+        }
+    }
+    a.selected_db = None;
+    Ok(())
+}
+
+/// Starts a background rewrite: a new incr file for the writes to come, then a forked child that
+/// writes the new base from its point-in-time copy of the keyspace.
+pub fn rewrite_start(st: &mut State) -> Result<(), String> {
+    if st.persist.aof.child.is_some() {
+        return Err("Background append only file rewriting already in progress".into());
+    }
+    if let Err(e) = std::fs::create_dir_all(dir(&st.config)) {
+        warning!(
+            "Can't open or create append-only dir {}: {e}",
+            st.config.appenddirname
+        );
+        return Err(e.to_string());
+    }
+    flush_and_sync(st);
+    if let Err(e) = open_new_incr(st) {
+        warning!("Can't open the append-only file: {e}");
+        return Err(e.to_string());
+    }
+    let started = Instant::now();
+    // SAFETY: the server is single-threaded apart from the fsync thread, which holds no lock the
+    // child needs; the child only writes its file and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        let e = std::io::Error::last_os_error();
+        warning!("Can't rewrite append only file in background: fork: {e}");
+        st.persist.aof.last_rewrite_ok = false;
+        return Err(e.to_string());
+    }
+    if pid == 0 {
+        crate::log::set_child_role();
+        // SAFETY: default dispositions in the child, as the BGSAVE child.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+        }
+        let path = dir(&st.config).join(temp_rewrite_name(std::process::id() as libc::pid_t));
+        let code = match write_base(st, &path) {
+            Ok(()) => {
+                notice!(
+                    "Successfully created the temporary AOF base file {}",
+                    temp_rewrite_name(std::process::id() as libc::pid_t)
+                );
+                0
+            }
+            Err(e) => {
+                warning!("Write error writing append only file on disk: {e}");
+                1
+            }
+        };
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    notice!("Background append only file rewriting started by pid {pid}");
+    st.persist.aof.child = Some(Rewrite { pid, started });
+    st.persist.aof.scheduled = false;
+    Ok(())
+}
+
+/// The new base: an RDB preamble (`aof-use-rdb-preamble yes`) or the commands that rebuild it.
+fn write_base(st: &State, path: &Path) -> std::io::Result<()> {
+    if st.config.aof_use_rdb_preamble {
+        let opts = super::opts(&st.config);
+        let libraries = &st.scripting.functions;
+        return super::write_snapshot(path, &st.dbs, libraries, opts, st.config.rdbchecksum);
+    }
+    let tmp = path.with_extension("tmp");
+    let f = File::create(&tmp)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+    // Function libraries first, as Redis's `rewriteFunctions`.
+    for lib in st.scripting.functions.iter() {
+        w.write_all(&encode(&[b"FUNCTION", b"LOAD", &lib.code]))?;
+    }
+    for (i, db) in st.dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        w.write_all(&encode(&[b"SELECT", i.to_string().as_bytes()]))?;
+        for (_, key, e) in db.dict.iter() {
+            write_key(&mut w, key, &e.val)?;
+            if e.expire_at != NO_EXPIRE {
+                w.write_all(&encode(&[
+                    b"PEXPIREAT",
+                    key,
+                    e.expire_at.to_string().as_bytes(),
+                ]))?;
+            }
+        }
+    }
+    let f = w.into_inner().map_err(|e| e.into_error())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Redis's `AOF_REWRITE_ITEMS_PER_CMD`: aggregates are rebuilt 64 items per command.
+const ITEMS_PER_CMD: usize = 64;
+
+fn write_key(w: &mut impl Write, key: &[u8], v: &Value) -> std::io::Result<()> {
+    let batches = |w: &mut dyn Write, verb: &[u8], items: Vec<Vec<u8>>, per: usize| {
+        for chunk in items.chunks(ITEMS_PER_CMD * per) {
+            let mut c: Vec<&[u8]> = vec![verb, key];
+            c.extend(chunk.iter().map(|i| &i[..]));
+            w.write_all(&encode(&c))?;
+        }
+        Ok::<(), std::io::Error>(())
+    };
+    match v {
+        Value::Str(Str::Int(n)) => w.write_all(&encode(&[b"SET", key, n.to_string().as_bytes()])),
+        Value::Str(Str::Bytes { data, .. }) => w.write_all(&encode(&[b"SET", key, data])),
+        Value::List(l) => batches(w, b"RPUSH", l.items.iter().cloned().collect(), 1),
+        Value::Set(s) => batches(w, b"SADD", s.iter().map(|m| m.to_vec()).collect(), 1),
+        Value::Hash(h) => batches(
+            w,
+            b"HMSET",
+            h.iter()
+                .flat_map(|(f, v)| [f.to_vec(), v.to_vec()])
+                .collect(),
+            2,
+        ),
+        Value::ZSet(z) => {
+            let mut items = Vec::with_capacity(z.len() * 2);
+            let mut at = z.first();
+            while let Some(id) = at {
+                let (m, s) = z.get(id);
+                items.push(crate::util::fmt_g17(s).into_bytes());
+                items.push(m.to_vec());
+                at = z.next(id);
+            }
+            batches(w, b"ZADD", items, 2)
+        }
+    }
+}
+
+/// Reaps a finished rewrite child and installs its base: the new manifest names the new base and
+/// the incr files opened since the rewrite started; the older files are deleted.
+fn reap_child(st: &mut State) {
+    let Some(child) = &st.persist.aof.child else {
+        return;
+    };
+    let mut status = 0;
+    // SAFETY: waitpid on our own child, without blocking.
+    let r = unsafe { libc::waitpid(child.pid, &mut status, libc::WNOHANG) };
+    if r == 0 {
+        return;
+    }
+    let child = st.persist.aof.child.take().expect("checked");
+    let ok = r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    let d = dir(&st.config);
+    let temp = d.join(temp_rewrite_name(child.pid));
+    st.persist.aof.last_rewrite_secs = child.started.elapsed().as_secs() as i64;
+    if ok {
+        notice!("Background AOF rewrite terminated with success");
+        match install_base(st, &temp) {
+            Ok(()) => {
+                notice!("Background AOF rewrite finished successfully");
+                let a = &mut st.persist.aof;
+                a.last_rewrite_ok = true;
+                a.rewrites += 1;
+                a.consecutive_failures = 0;
+                return;
+            }
+            Err(e) => warning!("Error trying to install the new AOF base: {e}"),
+        }
+    } else if r == child.pid && libc::WIFSIGNALED(status) {
+        warning!(
+            "Background AOF rewrite terminated by signal {}",
+            libc::WTERMSIG(status)
+        );
+    } else {
+        warning!("Background AOF rewrite terminated with error");
+    }
+    let _ = std::fs::remove_file(&temp);
+    let _ = std::fs::remove_file(format!("temp-{}.rdb", child.pid));
+    let a = &mut st.persist.aof;
+    a.last_rewrite_ok = false;
+    a.consecutive_failures += 1;
+    if a.state == AofState::WaitRewrite {
+        // Turning AOF on must end with a base: try again from the cron.
+        a.scheduled = true;
+    }
+}
+
+fn install_base(st: &mut State, temp: &Path) -> std::io::Result<()> {
+    let c = &st.config;
+    let d = dir(c);
+    let a = &mut st.persist.aof;
+    let mut m = a.manifest.clone();
+    m.base_seq += 1;
+    let name = base_name(c, m.base_seq, c.aof_use_rdb_preamble);
+    std::fs::rename(temp, d.join(&name))?;
+    notice!(
+        "Successfully renamed the temporary AOF base file {} into {name}",
+        temp.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let mut history: Vec<String> = m.base.take().map(|b| b.name).into_iter().collect();
+    m.base = Some(AofFile {
+        name: name.clone(),
+        seq: m.base_seq,
+    });
+    match a.state {
+        AofState::On => {
+            // The last incr was opened when the rewrite started: the older ones are in the base.
+            let keep = m.incrs.pop();
+            history.extend(m.incrs.drain(..).map(|f| f.name));
+            m.incrs.extend(keep);
+        }
+        AofState::WaitRewrite => {
+            history.extend(m.incrs.drain(..).map(|f| f.name));
+            m.incr_seq += 1;
+            let incr = incr_name(c, m.incr_seq);
+            std::fs::rename(d.join(temp_incr_name(c)), d.join(&incr))?;
+            notice!(
+                "Successfully renamed the temporary AOF incr file {} into {incr}",
+                temp_incr_name(c)
+            );
+            m.incrs.push(AofFile {
+                name: incr,
+                seq: m.incr_seq,
+            });
+        }
+        AofState::Off => history.extend(m.incrs.drain(..).map(|f| f.name)),
+    }
+    persist_manifest(c, &m)?;
+    for h in history {
+        if std::fs::remove_file(d.join(&h)).is_ok() {
+            notice!("Removing the history file {h} in the background");
+        }
+    }
+    let incr_size = m.incrs.last().map_or(0, |f| file_size(&d.join(&f.name)));
+    a.current_size = file_size(&d.join(&name)) + incr_size;
+    a.base_size = a.current_size;
+    a.manifest = m;
+    if a.state == AofState::WaitRewrite {
+        a.state = AofState::On;
+    }
+    Ok(())
+}
+
+/// Stops a rewrite child (SHUTDOWN, turning AOF off) and removes its temporary files.
+pub fn kill_child(st: &mut State) {
+    if let Some(child) = st.persist.aof.child.take() {
+        notice!("Killing running AOF rewrite child: {}", child.pid);
+        // SAFETY: signalling and reaping our own child.
+        unsafe {
+            libc::kill(child.pid, libc::SIGUSR1);
+            let mut status = 0;
+            libc::waitpid(child.pid, &mut status, 0);
+        }
+        let _ = std::fs::remove_file(dir(&st.config).join(temp_rewrite_name(child.pid)));
+        let _ = std::fs::remove_file(format!("temp-{}.rdb", child.pid));
+    }
+}
+
+/// The cron's part: reap the child, start a scheduled or automatic rewrite (Redis's growth rule:
+/// `auto-aof-rewrite-percentage` over the size after the last rewrite, past the minimum size).
+pub fn cron(st: &mut State) {
+    reap_child(st);
+    if st.persist.aof.child.is_some() || st.persist.child.is_some() {
+        return;
+    }
+    let a = &st.persist.aof;
+    if a.scheduled {
+        let _ = rewrite_start(st);
+        return;
+    }
+    let c = &st.config;
+    if a.state == AofState::On
+        && c.auto_aof_rewrite_percentage > 0
+        && a.current_size as i64 > c.auto_aof_rewrite_min_size
+    {
+        let base = a.base_size.max(1);
+        let growth = (a.current_size * 100 / base) as i64 - 100;
+        if growth >= c.auto_aof_rewrite_percentage {
+            notice!("Starting automatic rewriting of AOF on {growth}% growth");
+            let _ = rewrite_start(st);
+        }
+    }
+}
+
+/// Whether a background process of either kind runs (Redis's `hasActiveChildProcess`).
+pub fn child_active(st: &State) -> bool {
+    st.persist.child.is_some() || st.persist.aof.child.is_some()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turning AOF on and off at run time
+
+/// `CONFIG SET appendonly yes`: as Redis's `startAppendOnly`, a rewrite writes the first base.
+pub fn start(st: &mut State) -> Result<(), String> {
+    let d = dir(&st.config);
+    if let Err(e) = std::fs::create_dir_all(&d) {
+        warning!(
+            "Can't open or create append-only dir {}: {e}",
+            st.config.appenddirname
+        );
+        return Err(e.to_string());
+    }
+    // Keep numbering after the files an earlier run left, which the new base replaces.
+    if let Ok(text) = std::fs::read(d.join(manifest_name(&st.config))) {
+        if let Ok(m) = Manifest::parse(&text) {
+            st.persist.aof.manifest = m;
+        }
+    }
+    st.persist.aof.state = AofState::WaitRewrite;
+    store::set_log_expired(true);
+    if child_active(st) {
+        st.persist.aof.scheduled = true;
+        warning!("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+    } else if let Err(e) = rewrite_start(st) {
+        st.persist.aof.state = AofState::Off;
+        store::set_log_expired(false);
+        warning!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// `CONFIG SET appendonly no`: the file is flushed, fsynced and closed; a rewrite is stopped.
+pub fn stop(st: &mut State) {
+    flush_and_sync(st);
+    kill_child(st);
+    let a = &mut st.persist.aof;
+    if a.state == AofState::WaitRewrite {
+        let _ = std::fs::remove_file(dir(&st.config).join(temp_incr_name(&st.config)));
+    }
+    a.file = None;
+    a.state = AofState::Off;
+    a.scheduled = false;
+    store::set_log_expired(false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+/// Why a file stopped loading.
+enum Stop {
+    Done,
+    /// The last command is cut short; the file is good up to this offset.
+    Truncated(usize),
+}
+
+/// Loads the AOF at start-up (instead of the RDB file, as Redis), then opens it for appending:
+/// creates the base and the first incr file when there are none.
+pub fn load_at_startup(st: &mut State) -> Result<(), String> {
+    let d = dir(&st.config);
+    let mpath = d.join(manifest_name(&st.config));
+    let old = PathBuf::from(&st.config.appendfilename);
+    if !mpath.exists() && old.is_file() {
+        upgrade(st, &old).map_err(|e| format!("Failed to migrate the old-style AOF: {e}"))?;
+    }
+    if let Ok(text) = std::fs::read(&mpath) {
+        st.persist.aof.manifest = Manifest::parse(&text)
+            .map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?;
+    }
+    let start = Instant::now();
+    let m = st.persist.aof.manifest.clone();
+    let files: Vec<(&AofFile, bool)> = m
+        .base
+        .iter()
+        .map(|b| (b, true))
+        .chain(m.incrs.iter().map(|i| (i, false)))
+        .collect();
+    let total: u64 = files.iter().map(|(f, _)| file_size(&d.join(&f.name))).sum();
+    if total > 0 {
+        store::set_loading(true);
+        let n = files.len();
+        let mut res = Ok(());
+        for (i, (f, is_base)) in files.iter().enumerate() {
+            let t = Instant::now();
+            res = load_one(st, &d.join(&f.name), &f.name, i + 1 == n);
+            if res.is_err() {
+                break;
+            }
+            notice!(
+                "DB loaded from {} file {}: {:.3} seconds",
+                if *is_base { "base" } else { "incr" },
+                f.name,
+                t.elapsed().as_secs_f64()
+            );
+        }
+        store::set_loading(false);
+        res?;
+        notice!(
+            "DB loaded from append only file: {:.3} seconds",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    open_on_startup(st).map_err(|e| format!("Can't open the append-only file: {e}"))
+}
+
+/// Redis 7's upgrade of a 6.x `appendonly.aof`: moved into the directory as the base.
+fn upgrade(st: &mut State, old: &Path) -> std::io::Result<()> {
+    let c = &st.config;
+    let d = dir(c);
+    std::fs::create_dir_all(&d)?;
+    std::fs::rename(old, d.join(&c.appendfilename))?;
+    let m = Manifest {
+        base: Some(AofFile {
+            name: c.appendfilename.clone(),
+            seq: 1,
+        }),
+        incrs: Vec::new(),
+        base_seq: 1,
+        incr_seq: 0,
+    };
+    persist_manifest(c, &m)?;
+    notice!("Successfully migrated an old-style AOF into the AOF directory");
+    st.persist.aof.manifest = m;
+    Ok(())
+}
+
+/// After loading: a base and an incr file exist (created now if missing), the last incr is open.
+fn open_on_startup(st: &mut State) -> std::io::Result<()> {
+    let c = st.config.clone();
+    let d = dir(&c);
+    std::fs::create_dir_all(&d)?;
+    let mut m = st.persist.aof.manifest.clone();
+    if m.base.is_none() {
+        m.base_seq += 1;
+        let name = base_name(&c, m.base_seq, c.aof_use_rdb_preamble);
+        write_base(st, &d.join(&name))?;
+        notice!("Creating AOF base file {name} on server start");
+        m.base = Some(AofFile {
+            name,
+            seq: m.base_seq,
+        });
+    }
+    let created = m.incrs.is_empty();
+    if created {
+        m.incr_seq += 1;
+        m.incrs.push(AofFile {
+            name: incr_name(&c, m.incr_seq),
+            seq: m.incr_seq,
+        });
+    }
+    let incr = m.incrs.last().expect("one incr").name.clone();
+    let f = open_append(&d.join(&incr))?;
+    if created {
+        persist_manifest(&c, &m)?;
+        notice!("Creating AOF incr file {incr} on server start");
+    } else {
+        notice!("Opening AOF incr file {incr} on server start");
+    }
+    let size: u64 = m
+        .base
+        .iter()
+        .chain(m.incrs.iter())
+        .map(|f| file_size(&d.join(&f.name)))
+        .sum();
+    let a = &mut st.persist.aof;
+    a.manifest = m;
+    a.file = Some(f);
+    a.current_size = size;
+    a.base_size = size;
+    a.selected_db = None;
+    a.state = AofState::On;
+    store::set_log_expired(true);
+    Ok(())
+}
+
+const CHECK_AOF_HINT: &str =
+    "make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>";
+
+/// Loads one file: an RDB preamble if it starts with `REDIS`, then commands, replayed through the
+/// gate as a client would send them (MULTI/EXEC included).
+fn load_one(st: &mut State, path: &Path, name: &str, last: bool) -> Result<(), String> {
+    let data = match std::fs::read(path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("The AOF file {name} doesn't exist"))
+        }
+        Err(e) => {
+            return Err(format!(
+                "Fatal error: can't open the append log file {name} for reading: {e}"
+            ))
+        }
+    };
+    let mut pos = 0;
+    if data.starts_with(b"REDIS") {
+        notice!("Reading RDB base file on AOF loading...");
+        let lim = super::limits(&st.config);
+        // Keys already expired stay: later commands of the file may still touch them (Redis loads
+        // a preamble with RDBFLAGS_AOF_PREAMBLE for that reason).
+        let info = super::rdb::load(&data, &mut st.dbs, lim, st.config.rdbchecksum, i64::MIN)
+            .map_err(|e| {
+                format!("Error reading the RDB base file {name}, AOF loading aborted: {e}")
+            })?;
+        let libraries = st
+            .scripting
+            .compile_libraries(&info.functions)
+            .map_err(|e| format!("Failed loading library from {name}: {e}"))?;
+        st.scripting.swap_libraries(libraries);
+        notice!(
+            "Done loading RDB, keys loaded: {}, keys expired: {}.",
+            info.keys_loaded,
+            info.keys_expired
+        );
+        pos = info.end;
+    }
+    match replay(st, &data, pos, name)? {
+        Stop::Done => Ok(()),
+        Stop::Truncated(valid) => {
+            if !(last && st.config.aof_load_truncated) {
+                return Err(format!("Unexpected end of file reading the append only file {name} (offset {valid}). You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server."));
+            }
+            warning!("!!! Warning: short read while loading the AOF file {name}!!!");
+            warning!("!!! Truncating the AOF {name} at offset {valid} !!!");
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(valid as u64))
+                .map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
+            warning!("AOF {name} loaded anyway because aof-load-truncated is enabled");
+            Ok(())
+        }
+    }
+}
+
+/// Reads one `$<len>\r\n` or `*<n>\r\n` header at `pos`: `Ok(None)` when the file ends first.
+fn header(data: &[u8], pos: &mut usize, kind: u8) -> Result<Option<i64>, ()> {
+    if *pos >= data.len() {
+        return Ok(None);
+    }
+    if data[*pos] != kind {
+        return Err(());
+    }
+    let Some(nl) = memchr::memchr(b'\n', &data[*pos..]) else {
+        return Ok(None);
+    };
+    let line = &data[*pos + 1..*pos + nl];
+    let line = line.strip_suffix(b"\r").ok_or(())?;
+    let n = crate::util::parse_i64(line).ok_or(())?;
+    *pos += nl + 1;
+    Ok(Some(n))
+}
+
+/// Replays the commands from `pos`, through a client of its own.
+fn replay(st: &mut State, data: &[u8], mut pos: usize, name: &str) -> Result<Stop, String> {
+    use crate::server::client::{Client, Conn};
+    let (sock, _peer) = mio::net::UnixStream::pair()
+        .map_err(|e| format!("Can't create the AOF loading client: {e}"))?;
+    let mut clients = slab::Slab::new();
+    let mut c = Client::new(0, Conn::Unix(sock), -1, String::new(), String::new(), true);
+    c.authenticated = true;
+    let id = clients.insert(c);
+    let bad = |at: usize| {
+        format!(
+            "Bad file format reading the append only file {name} at offset {at}: {CHECK_AOF_HINT}"
+        )
+    };
+    let mut valid_before_multi = 0;
+    let mut in_multi = false;
+    let (mut buf, mut spans) = (Vec::new(), Vec::new());
+    loop {
+        let start = pos;
+        if pos >= data.len() {
+            break;
+        }
+        // Timestamp annotations (`#TS:...`) that aof-timestamp-enabled adds: skipped, as Redis.
+        if data[pos] == b'#' {
+            match memchr::memchr(b'\n', &data[pos..]) {
+                Some(nl) => {
+                    pos += nl + 1;
+                    continue;
+                }
+                None => return Ok(Stop::Truncated(start)),
+            }
+        }
+        // Where a command cut short is truncated: before an unfinished MULTI, with it.
+        let cut = Stop::Truncated(if in_multi { valid_before_multi } else { start });
+        let argc = match header(data, &mut pos, b'*') {
+            Ok(Some(n)) if n >= 1 => n as usize,
+            Ok(None) => return Ok(cut),
+            _ => return Err(bad(start)),
+        };
+        buf.clear();
+        spans.clear();
+        for _ in 0..argc {
+            let at = pos;
+            let len = match header(data, &mut pos, b'$') {
+                Ok(Some(n)) if n >= 0 => n as usize,
+                Ok(None) => return Ok(cut),
+                _ => return Err(bad(at)),
+            };
+            if pos + len + 2 > data.len() {
+                return Ok(cut);
+            }
+            if &data[pos + len..pos + len + 2] != b"\r\n" {
+                return Err(bad(pos + len));
+            }
+            let s = buf.len();
+            buf.extend_from_slice(&data[pos..pos + len]);
+            spans.push((s, buf.len()));
+            pos += len + 2;
+        }
+        let args = Args::new(&buf, &spans);
+        if st.table.find(&args[0]).is_none() {
+            return Err(format!(
+                "Unknown command '{}' reading the append only file {name}",
+                String::from_utf8_lossy(&args[0])
+            ));
+        }
+        if args[0].eq_ignore_ascii_case(b"multi") {
+            valid_before_multi = start;
+            in_multi = true;
+        } else if args[0].eq_ignore_ascii_case(b"exec") {
+            in_multi = false;
+        }
+        let mut out =
+            std::mem::replace(&mut clients[id].out, crate::resp::reply::Reply::new(false));
+        out.buf.clear();
+        out.errors.clear();
+        let db = clients[id].db;
+        let mut ctx = Ctx {
+            srv: st,
+            clients: &mut clients,
+            id,
+            db,
+            out: &mut out,
+            reactor: None,
+        };
+        crate::server::gate::execute(&mut ctx, args);
+        clients[id].out = out;
+    }
+    if in_multi {
+        // A MULTI without its EXEC at the very end: the transaction never ran (Redis reverts it).
+        warning!("Revert incomplete MULTI/EXEC transaction in AOF file {name}");
+        return Ok(Stop::Truncated(valid_before_multi));
+    }
+    Ok(Stop::Done)
+}
+
+// ---------------------------------------------------------------------------------------------
+// INFO
+
+/// The AOF lines of INFO persistence, as Redis 7.0 prints them.
+pub fn info(st: &State, o: &mut String) {
+    let a = &st.persist.aof;
+    let mut f = |k: &str, v: String| {
+        let _ = write!(o, "{k}:{v}\r\n");
+    };
+    f(
+        "aof_enabled",
+        u8::from(a.state != AofState::Off).to_string(),
+    );
+    f(
+        "aof_rewrite_in_progress",
+        u8::from(a.child.is_some()).to_string(),
+    );
+    f("aof_rewrite_scheduled", u8::from(a.scheduled).to_string());
+    f("aof_last_rewrite_time_sec", a.last_rewrite_secs.to_string());
+    f(
+        "aof_current_rewrite_time_sec",
+        a.child
+            .as_ref()
+            .map_or(-1, |c| c.started.elapsed().as_secs() as i64)
+            .to_string(),
+    );
+    f(
+        "aof_last_bgrewrite_status",
+        if a.last_rewrite_ok { "ok" } else { "err" }.into(),
+    );
+    f("aof_rewrites", a.rewrites.to_string());
+    f(
+        "aof_rewrites_consecutive_failures",
+        a.consecutive_failures.to_string(),
+    );
+    f(
+        "aof_last_write_status",
+        if a.last_write_error.is_none() {
+            "ok"
+        } else {
+            "err"
+        }
+        .into(),
+    );
+    f("aof_last_cow_size", "0".into());
+    f("module_fork_in_progress", "0".into());
+    f("module_fork_last_cow_size", "0".into());
+    if a.state != AofState::Off {
+        f("aof_current_size", a.current_size.to_string());
+        f("aof_base_size", a.base_size.to_string());
+        f("aof_pending_rewrite", u8::from(a.scheduled).to_string());
+        f("aof_buffer_length", a.buf.len().to_string());
+        let busy = a
+            .fsyncer
+            .as_ref()
+            .is_some_and(|f| f.busy.load(Ordering::Acquire));
+        f("aof_pending_bio_fsync", u8::from(busy).to_string());
+        f("aof_delayed_fsync", a.delayed_fsync.to_string());
+    }
+}
+
+/// The refusal of writes while the AOF can't be written (Redis's `writeCommandsDeniedByDiskError`).
+pub fn write_error(st: &State) -> Option<String> {
+    let e = st.persist.aof.last_write_error.as_ref()?;
+    Some(format!("MISCONF Errors writing to the AOF file: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_round_trip_and_redis_format() {
+        let text = b"file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\nfile appendonly.aof.2.incr.aof seq 2 type i\n";
+        let m = Manifest::parse(text).unwrap();
+        assert_eq!(m.base_seq, 1);
+        assert_eq!(m.incr_seq, 2);
+        assert_eq!(m.render().as_bytes(), text);
+        let q = Manifest::parse(b"file \"a b.aof\" seq 3 type b\n").unwrap();
+        assert_eq!(q.base.as_ref().unwrap().name, "a b.aof");
+        assert_eq!(q.render(), "file \"a b.aof\" seq 3 type b\n");
+        assert!(Manifest::parse(b"file x seq 1\n").is_err());
+    }
+
+    #[test]
+    fn reply_reader() {
+        let b = b"*2\r\n$1\r\nk\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n";
+        match read_reply(b, &mut 0) {
+            Some(R::Arr(v)) => {
+                assert!(matches!(&v[0], R::Bulk(k) if k == b"k"));
+                assert!(matches!(&v[1], R::Arr(i) if i.len() == 2));
+            }
+            _ => panic!("array expected"),
+        }
+        assert!(matches!(read_reply(b"$-1\r\n", &mut 0), Some(R::Other)));
+    }
+}
