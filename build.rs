@@ -30,9 +30,12 @@ fn main() {
     build_tcl();
 }
 
-/// The `lua-5.1.5` directory of the `lua-src` crate Cargo downloaded, or `GOBLIN_LUA51_SRC`.
-fn lua51_source() -> PathBuf {
-    if let Some(dir) = std::env::var_os("GOBLIN_LUA51_SRC") {
+/// A C source tree some crate carries: `$env` if set, else `<crate>/<subdir>` in Cargo's registry
+/// sources (found by the file `marker` in it). Cargo downloaded the crate (pinned in Cargo.toml,
+/// checksummed by Cargo.lock); we compile its sources ourselves, with our patches.
+fn crate_source(env: &str, krate: &str, subdir: &str, marker: &str) -> PathBuf {
+    println!("cargo:rerun-if-env-changed={env}");
+    if let Some(dir) = std::env::var_os(env) {
         return PathBuf::from(dir);
     }
     let cargo_home = std::env::var_os("CARGO_HOME")
@@ -40,16 +43,21 @@ fn lua51_source() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
         .expect("CARGO_HOME or HOME");
     let registry = cargo_home.join("registry").join("src");
-    for index in std::fs::read_dir(&registry).expect("cargo registry sources") {
-        let dir = index.unwrap().path().join(LUA_SRC_CRATE).join("lua-5.1.5");
-        if dir.join("lvm.c").exists() {
-            return dir;
-        }
-    }
-    panic!(
-        "{LUA_SRC_CRATE} sources not found under {}; set GOBLIN_LUA51_SRC to a lua-5.1.5 directory",
-        registry.display()
-    );
+    std::fs::read_dir(&registry)
+        .expect("cargo registry sources")
+        .map(|index| index.unwrap().path().join(krate).join(subdir))
+        .find(|dir| dir.join(marker).exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "{krate} sources not found under {}; set {env} to where its sources are",
+                registry.display()
+            )
+        })
+}
+
+/// The `lua-5.1.5` directory of the `lua-src` crate Cargo downloaded, or `GOBLIN_LUA51_SRC`.
+fn lua51_source() -> PathBuf {
+    crate_source("GOBLIN_LUA51_SRC", LUA_SRC_CRATE, "lua-5.1.5", "lvm.c")
 }
 
 fn lua_build(src: &Path) -> cc::Build {
@@ -137,25 +145,7 @@ const WREN_SRC_CRATE: &str = "ruwren-sys-0.4.10";
 /// The `ruwren-sys` crate directory Cargo downloaded (holding `src/`, `include/`, `optional/`), or
 /// `GOBLIN_WREN_SRC`.
 fn wren_source() -> PathBuf {
-    println!("cargo:rerun-if-env-changed=GOBLIN_WREN_SRC");
-    if let Some(dir) = std::env::var_os("GOBLIN_WREN_SRC") {
-        return PathBuf::from(dir);
-    }
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
-        .expect("CARGO_HOME or HOME");
-    let registry = cargo_home.join("registry").join("src");
-    for index in std::fs::read_dir(&registry).expect("cargo registry sources") {
-        let dir = index.unwrap().path().join(WREN_SRC_CRATE);
-        if dir.join("src").join("wren_vm.c").exists() {
-            return dir;
-        }
-    }
-    panic!(
-        "{WREN_SRC_CRATE} sources not found under {}; set GOBLIN_WREN_SRC to its directory",
-        registry.display()
-    );
+    crate_source("GOBLIN_WREN_SRC", WREN_SRC_CRATE, ".", "src/wren_vm.c")
 }
 
 /// Copies Wren's C source to `OUT_DIR`, applies our patch (`vendor/wren/goblin.patch`: safe points
@@ -448,33 +438,15 @@ fn micropython_compile(embed: &Path, out: &Path) {
 /// Must match the `jimtcl-sys` version pinned in Cargo.toml (it carries Jim 0.84's sources).
 const JIM_CRATE: &str = "jimtcl-sys-0.2.2+0.84";
 
-/// The `jimtcl` directory of the `jimtcl-sys` crate Cargo downloaded, or `GOBLIN_JIM_SRC`.
+/// The Jim Tcl source tree the `jimtcl-sys` crate carries, or `GOBLIN_JIM_SRC`.
 fn jim_source() -> PathBuf {
-    if let Some(dir) = std::env::var_os("GOBLIN_JIM_SRC") {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
-        .expect("CARGO_HOME or HOME");
-    let registry = home.join("registry").join("src");
-    std::fs::read_dir(&registry)
-        .expect("cargo registry sources")
-        .map(|index| index.unwrap().path().join(JIM_CRATE).join("jimtcl"))
-        .find(|dir| dir.join("jim.c").exists())
-        .unwrap_or_else(|| {
-            panic!(
-                "{JIM_CRATE} sources not found under {}; set GOBLIN_JIM_SRC to a Jim 0.84 source tree",
-                registry.display()
-            )
-        })
+    crate_source("GOBLIN_JIM_SRC", JIM_CRATE, "jimtcl", "jim.c")
 }
 
 /// Copies Jim's core sources to `OUT_DIR/jim`, applies our interrupt patch, and compiles the core
 /// interpreter with our configuration headers and glue.
 fn build_tcl() {
     println!("cargo:rerun-if-changed=vendor/jim");
-    println!("cargo:rerun-if-env-changed=GOBLIN_JIM_SRC");
     let src = jim_source();
     let dir = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("jim");
     let _ = std::fs::remove_dir_all(&dir);

@@ -13,18 +13,12 @@ fn js(c: &mut Raw, script: &str, keys: &[&[u8]], args: &[&[u8]]) -> String {
 }
 
 fn js_raw(c: &mut Raw, script: &str, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
-    let n = keys.len().to_string();
-    let mut line: Vec<&[u8]> = vec![b"QUICKJS.EVAL", script.as_bytes(), n.as_bytes()];
-    line.extend_from_slice(keys);
-    line.extend_from_slice(args);
-    c.cmd(&line)
+    common::eval_raw(c, "QUICKJS.", script, keys, args)
 }
 
 /// QUICKJS.SCRIPT LOAD; the digest.
 fn loaded(c: &mut Raw, script: &str) -> String {
-    let r = c.cmd(&[b"QUICKJS.SCRIPT", b"LOAD", script.as_bytes()]);
-    assert!(r.starts_with(b"$40\r\n"), "{}", show(&r));
-    String::from_utf8(r[5..45].to_vec()).unwrap()
+    common::script_load(c, "QUICKJS.", script)
 }
 
 fn js0(c: &mut Raw, script: &str) -> String {

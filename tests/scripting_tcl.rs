@@ -9,13 +9,7 @@ use common::{goblin, info_field, show, Raw};
 
 /// `TCL.EVAL body numkeys keys... args...`, its reply as raw bytes.
 fn eval_raw(c: &mut Raw, body: &str, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
-    let numkeys = keys.len().to_string();
-    let line: Vec<&[u8]> = [b"TCL.EVAL".as_slice(), body.as_bytes(), numkeys.as_bytes()]
-        .into_iter()
-        .chain(keys.iter().copied())
-        .chain(args.iter().copied())
-        .collect();
-    c.cmd(&line)
+    common::eval_raw(c, "TCL.", body, keys, args)
 }
 
 /// The same, shown with `\r\n` escaped.
@@ -29,14 +23,7 @@ fn tcl0(c: &mut Raw, body: &str) -> String {
 }
 
 fn check_all(c: &mut Raw, cases: &[(&str, &str)]) {
-    let failed: Vec<String> = cases
-        .iter()
-        .filter_map(|(body, want)| {
-            let got = tcl0(c, body);
-            (got != *want).then(|| format!("{body}: got {got}, want {want}"))
-        })
-        .collect();
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    common::check_evals(c, "TCL.", cases)
 }
 
 #[test]

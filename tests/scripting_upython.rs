@@ -13,11 +13,7 @@ fn py(c: &mut Raw, script: &str, keys: &[&[u8]], args: &[&[u8]]) -> String {
 }
 
 fn py_raw(c: &mut Raw, script: &str, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
-    let n = keys.len().to_string();
-    let mut line: Vec<&[u8]> = vec![b"UPYTHON.EVAL", script.as_bytes(), n.as_bytes()];
-    line.extend_from_slice(keys);
-    line.extend_from_slice(args);
-    c.cmd(&line)
+    common::eval_raw(c, "UPYTHON.", script, keys, args)
 }
 
 fn py0(c: &mut Raw, script: &str) -> String {
@@ -26,20 +22,11 @@ fn py0(c: &mut Raw, script: &str) -> String {
 
 /// UPYTHON.SCRIPT LOAD; the digest.
 fn loaded(c: &mut Raw, script: &str) -> String {
-    let r = c.cmd(&[b"UPYTHON.SCRIPT", b"LOAD", script.as_bytes()]);
-    assert!(r.starts_with(b"$40\r\n"), "{}", show(&r));
-    String::from_utf8(r[5..45].to_vec()).unwrap()
+    common::script_load(c, "UPYTHON.", script)
 }
 
 fn check_all(c: &mut Raw, cases: &[(&str, &str)]) {
-    let mut failures = Vec::new();
-    for (script, want) in cases {
-        let got = py0(c, script);
-        if got != *want {
-            failures.push(format!("{script:?}: got {got}, want {want}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::check_evals(c, "UPYTHON.", cases)
 }
 
 #[test]

@@ -697,3 +697,41 @@ pub fn command_info_and_docs_match_redis(info: &[&str], docs: &[&str]) {
         }
     }
 }
+
+/// `<prefix>EVAL script numkeys keys... args...` (prefix: an engine's, such as `"TCL."`; `""` for
+/// Lua), its reply as raw bytes.
+pub fn eval_raw(
+    c: &mut Raw,
+    prefix: &str,
+    script: &str,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+) -> Vec<u8> {
+    let command = format!("{prefix}EVAL");
+    let numkeys = keys.len().to_string();
+    let mut line: Vec<&[u8]> = vec![command.as_bytes(), script.as_bytes(), numkeys.as_bytes()];
+    line.extend_from_slice(keys);
+    line.extend_from_slice(args);
+    c.cmd(&line)
+}
+
+/// `<prefix>SCRIPT LOAD script`: the digest it replies (asserted to be one).
+pub fn script_load(c: &mut Raw, prefix: &str, script: &str) -> String {
+    let command = format!("{prefix}SCRIPT");
+    let r = c.cmd(&[command.as_bytes(), b"LOAD", script.as_bytes()]);
+    assert!(r.starts_with(b"$40\r\n"), "{}", show(&r));
+    String::from_utf8(r[5..45].to_vec()).unwrap()
+}
+
+/// Runs every `(script, expected reply shown)` with no keys or arguments; fails listing every
+/// case that replied otherwise.
+pub fn check_evals(c: &mut Raw, prefix: &str, cases: &[(&str, &str)]) {
+    let failed: Vec<String> = cases
+        .iter()
+        .filter_map(|(script, want)| {
+            let got = show(&eval_raw(c, prefix, script, &[], &[]));
+            (got != *want).then(|| format!("{script:?}: got {got}, want {want}"))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
