@@ -24,24 +24,22 @@ foreach {member score} $board {
     }
     if {$w > 0 && ($n < $k || $w > [lindex $weights end]
             || ($w == [lindex $weights end] && [string compare $member [lindex $names end]] < 0))} {
-        if {$n < $k} {
-            lappend names $member
-            lappend weights $w
-            incr n
-        }
-        set j [expr {$n - 1}]
-        while {$j > 0} {
-            set i [expr {$j - 1}]
-            set before [lindex $weights $i]
-            if {$before > $w || ($before == $w && [string compare [lindex $names $i] $member] < 0)} {
+        # Where it goes: after every entry that ranks before it (scanning up from the bottom).
+        set j $n
+        foreach before [lreverse $weights] name [lreverse $names] {
+            if {$before > $w || ($before == $w && [string compare $name $member] < 0)} {
                 break
             }
-            lset names $j [lindex $names $i]
-            lset weights $j $before
-            set j $i
+            incr j -1
         }
-        lset names $j $member
-        lset weights $j $w
+        set names [linsert $names $j $member]
+        set weights [linsert $weights $j $w]
+        if {$n < $k} {
+            incr n
+        } else {
+            set names [lrange $names 0 end-1]
+            set weights [lrange $weights 0 end-1]
+        }
     }
 }
 return $names
