@@ -4,33 +4,27 @@
 # keeping a bounded insertion-sorted array (no full sort).
 lassign $ARGV now mode param k
 set param [expr {double($param)}]
+set mode [lsearch -exact {LINEAR EXP} $mode]
 set board [redis call ZRANGE [lindex $KEYS 0] 0 -1 WITHSCORES]
 set names [list]
 set weights [list]
 set n 0
+# What an entry must beat once the array is full: the last entry's weight and name.
+set floor 0
+set last ""
 foreach {member score} $board {
-    set age [expr {$now - $score}]
-    if {$age < 0} {
-        set age 0
-    }
-    if {$mode eq "LINEAR"} {
-        set w [expr {1.0 / (1.0 + $age / $param)}]
-    } elseif {$mode eq "EXP"} {
-        set w [expr {pow(0.5, $age / $param)}]
-    } elseif {$age <= $param} {
-        set w 1
-    } else {
-        set w 0
-    }
-    if {$w > 0 && ($n < $k || $w > [lindex $weights end]
-            || ($w == [lindex $weights end] && [string compare $member [lindex $names end]] < 0))} {
-        # Where it goes: after every entry that ranks before it (scanning up from the bottom).
-        set j $n
-        foreach before [lreverse $weights] name [lreverse $names] {
-            if {$before > $w || ($before == $w && [string compare $name $member] < 0)} {
+    set age [expr {$now > $score ? $now - $score : 0}]
+    set w [expr {$mode == 0 ? 1.0 / (1.0 + $age / $param)
+        : $mode == 1 ? pow(0.5, $age / $param) : $age <= $param}]
+    if {$w > $floor || ($w == $floor && $w > 0 && [string compare $member $last] < 0)} {
+        # Where it goes: after every entry that ranks before it. linsert shifts the rest, so
+        # the scan runs from the top, where a board read oldest-first puts most newcomers.
+        set j 0
+        foreach before $weights name $names {
+            if {$before < $w || ($before == $w && [string compare $name $member] > 0)} {
                 break
             }
-            incr j -1
+            incr j
         }
         set names [linsert $names $j $member]
         set weights [linsert $weights $j $w]
@@ -39,6 +33,10 @@ foreach {member score} $board {
         } else {
             set names [lrange $names 0 end-1]
             set weights [lrange $weights 0 end-1]
+        }
+        if {$n == $k} {
+            set floor [lindex $weights end]
+            set last [lindex $names end]
         }
     }
 }
