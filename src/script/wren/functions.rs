@@ -165,10 +165,10 @@ impl Functions {
         let module = library.module.as_bytes();
         self.vm.call(
             run,
-            callback,
-            self.call_handle,
+            (callback, self.call_handle),
             args,
-            [module, b"user_function"],
+            module,
+            "user_function",
         );
     }
 

@@ -365,10 +365,10 @@ impl Vm {
     fn call(
         &mut self,
         run: &mut Run,
-        receiver: *mut WrenHandle,
-        method: *mut WrenHandle,
+        (receiver, method): (*mut WrenHandle, *mut WrenHandle),
         [keys, argv]: [Args; 2],
-        [module, file]: [&[u8]; 2],
+        module: &[u8],
+        file: &str,
     ) {
         let vm = self.raw;
         self.begin(module);
@@ -402,7 +402,6 @@ impl Vm {
                 }
             }
         } else {
-            let file = std::str::from_utf8(file).unwrap_or_default();
             let text = self.error_text(run.script_name(), file);
             run.ctx.out.error(&text);
         }
@@ -596,10 +595,10 @@ impl Engine for Wren {
         };
         self.vm.call(
             run,
-            class,
-            self.run_handle,
+            (class, self.run_handle),
             [keys, argv],
-            [sha, b"user_script"],
+            sha,
+            "user_script",
         );
         true
     }
