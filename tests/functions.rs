@@ -313,6 +313,10 @@ const LIBRARIES: &[(&str, &str)] = &[
         "js",
         "#!js name=lib_js\nconst twice = (x) => x * 2;\nredis.register_function('js_twice', (keys, args) => twice(Number(args[0])));\nredis.register_function({function_name: 'js_get', callback: (keys) => redis.call('GET', keys[0]), flags: ['no-writes']});",
     ),
+    (
+        "wren",
+        "#!wren name=lib_wren\nvar twice = Fn.new { |x| x * 2 }\nRedis.registerFunction(\"wren_twice\", Fn.new { |keys, args| twice.call(Num.fromString(args[0])) })\nRedis.registerFunction({\"function_name\": \"wren_get\", \"callback\": Fn.new { |keys, args| Redis.call(\"GET\", keys[0]) }, \"flags\": [\"no-writes\"]})",
+    ),
 ];
 
 fn check_libraries(c: &mut Raw) {
@@ -335,7 +339,10 @@ fn libraries_survive_a_restart_in_every_engine() {
         assert_eq!(load(&mut c, code)[0], b'$', "{code}");
     }
     check_libraries(&mut c);
-    assert_eq!(info_field(&mut c, "number_of_functions"), Some(6));
+    assert_eq!(
+        info_field(&mut c, "number_of_functions"),
+        Some(2 * LIBRARIES.len() as i64)
+    );
     assert!(info_field(&mut c, "used_memory_vm_functions").unwrap() > 0);
     let code: usize = LIBRARIES.iter().map(|(_, c)| c.len()).sum();
     assert_eq!(
@@ -453,6 +460,7 @@ fn stats_while_a_function_runs_in_every_engine() {
         "#!lua name=spin_lua\nredis.register_function('spin_lua', function() while true do end end)",
         "#!luau name=spin_luau\nredis.register_function('spin_luau', function() while true do end end)",
         "#!js name=spin_js\nredis.register_function('spin_js', () => { while (true) {} })",
+        "#!wren name=spin_wren\nRedis.registerFunction(\"spin_wren\", Fn.new {\n  while (true) {}\n})",
     ];
     let g = goblin(&["--busy-reply-threshold", "200"]);
     let mut c = g.raw();
@@ -506,13 +514,29 @@ fn stats_while_a_function_runs_in_every_engine() {
 fn loading_runs_in_every_engine() {
     let g = goblin(&[]);
     let mut c = g.raw();
-    for (engine, call, endless) in [
-        ("luau", "redis.call('SET', 'a', 'b')", "while true do end"),
-        ("js", "redis.call('SET', 'a', 'b');", "while (true) {}"),
+    for (engine, call, endless, redis) in [
+        (
+            "luau",
+            "redis.call('SET', 'a', 'b')",
+            "while true do end",
+            "redis",
+        ),
+        (
+            "js",
+            "redis.call('SET', 'a', 'b');",
+            "while (true) {}",
+            "redis",
+        ),
+        (
+            "wren",
+            "Redis.call(\"SET\", \"a\", \"b\")",
+            "while (true) {}",
+            "Redis",
+        ),
     ] {
         let refused = show(&load(&mut c, &format!("#!{engine} name=x\n{call}")));
         assert!(
-            refused.starts_with("-ERR Error registering functions: ERR redis.call is only available while a script runs"),
+            refused.starts_with(&format!("-ERR Error registering functions: ERR {redis}.call is only available while a script runs")),
             "{engine}: {refused}"
         );
         let timeout = show(&load(&mut c, &format!("#!{engine} name=x\n{endless}")));
@@ -531,6 +555,17 @@ fn loading_runs_in_every_engine() {
     let got = show(&c.cmd_str("QUICKJS.EVAL \"redis.register_function('a', () => 1)\" 0"));
     assert!(
         got.contains("redis.register_function can only be called on FUNCTION LOAD command"),
+        "{got}"
+    );
+    let got = show(&c.cmd(&[
+        b"WREN.EVAL",
+        b"Redis.registerFunction(\"a\", Fn.new { 1 })",
+        b"0",
+    ]));
+    assert!(
+        got.starts_with(
+            "-ERR redis.register_function can only be called on FUNCTION LOAD command script: "
+        ),
         "{got}"
     );
     // Errors name the function and its line in the library.
@@ -556,7 +591,20 @@ fn loading_runs_in_every_engine() {
         show(&c.cmd_str("FCALL js_err 0")),
         "-ERR boom script: js_err, on user_function:3.\\r\\n"
     );
+    assert_eq!(
+        load(
+            &mut c,
+            "#!wren name=w\n\nRedis.registerFunction(\"wren_err\", Fn.new {\n  Fiber.abort(\"boom\")\n})"
+        )[0],
+        b'$'
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL wren_err 0")),
+        "-ERR boom script: wren_err, on user_function:4.\\r\\n"
+    );
     // SCRIPT FLUSH of an engine leaves its functions alone.
+    assert_eq!(c.cmd_str("WREN.SCRIPT FLUSH"), b"+OK\r\n");
+    assert!(show(&c.cmd_str("FCALL wren_err 0")).contains("boom"));
     assert_eq!(c.cmd_str("QUICKJS.SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("LUAU.SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
@@ -583,6 +631,10 @@ fn memory_limit_in_every_engine() {
             "quickjs-memory-limit",
             "#!js name=bomb_js\nredis.register_function('bomb_js', () => { const t = []; while (true) t.push('x'.repeat(1e6) + t.length); });\nredis.register_function('fine_js', () => 'still fine');",
         ),
+        (
+            "wren-memory-limit",
+            "#!wren name=bomb_wren\nRedis.registerFunction(\"bomb_wren\", Fn.new {\n  var t = []\n  var x = \"x\" * 1000\n  while (true) t.add(x + t.count.toString)\n})\nRedis.registerFunction(\"fine_wren\", Fn.new { \"still fine\" })",
+        ),
     ] {
         assert_eq!(
             c.cmd(&[b"CONFIG", b"SET", directive.as_bytes(), b"64mb"]),
@@ -605,4 +657,167 @@ fn memory_limit_in_every_engine() {
     }
     let vm = info_field(&mut c, "used_memory_vm_functions").unwrap();
     assert!(vm < 16 << 20, "the functions' VMs still hold {vm} bytes");
+}
+
+/// Wren's `Redis.registerFunction`: every registration error (in Redis's Lua words), compile and
+/// loading errors, a failed load leaving nothing behind, the memory limit of a loading run.
+#[test]
+fn wren_registration_errors() {
+    let g = goblin(&["--wren-memory-limit", "32mb"]);
+    let mut c = g.raw();
+    let names = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+    let fine = "Fn.new { |keys, args| 1 }";
+    let named = |rest: &str| format!("Redis.registerFunction({{{rest}}})");
+    let errors: Vec<(String, &str)> = vec![
+        ("Redis.registerFunction(1, 2)".into(), "second argument to redis.register_function must be a function"),
+        (format!("Redis.registerFunction(null, {fine})"), "first argument to redis.register_function must be a string"),
+        (format!("Redis.registerFunction(\"a-b\", {fine})"), names),
+        (format!("Redis.registerFunction(\"\", {fine})"), names),
+        (format!("Redis.registerFunction(\"a\", {fine})\nRedis.registerFunction(\"a\", {fine})"), "Function already exists in the library"),
+        ("Redis.registerFunction(3)".into(), "calling redis.register_function with a single argument is only applicable to a Map (representing named arguments)."),
+        (named("1: 2"), "named argument key given to redis.register_function is not a string"),
+        (named("\"function_name\": \"a\""), "redis.register_function must get a callback argument"),
+        (named(&format!("\"callback\": {fine}")), "redis.register_function must get a function name argument"),
+        (named("\"function_name\": \"a\", \"callback\": 3"), "callback argument given to redis.register_function must be a function"),
+        (named(&format!("\"function_name\": \"a\", \"callback\": {fine}, \"flags\": \"no-writes\"")), "flags argument to redis.register_function must be a list representing function flags"),
+        (named(&format!("\"function_name\": \"a\", \"callback\": {fine}, \"flags\": [\"bad\"]")), "unknown flag given"),
+        (named(&format!("\"function_name\": \"a\", \"callback\": {fine}, \"flags\": [1]")), "unknown flag given"),
+        (named(&format!("\"function_name\": \"a\", \"callback\": {fine}, \"other\": 1")), "unknown argument given to redis.register_function"),
+        (named(&format!("\"function_name\": [], \"callback\": {fine}")), "function_name argument given to redis.register_function must be a string"),
+        (named(&format!("\"function_name\": \"a\", \"callback\": {fine}, \"description\": []")), "description argument given to redis.register_function must be a string"),
+        ("Redis.registerFunction(\"a\", 1, 2)".into(), "Redis metaclass does not implement 'registerFunction(_,_,_)'."),
+        ("import \"function:1\" for X".into(), "Could not resolve module 'function:1' imported from"),
+    ];
+    for (body, msg) in &errors {
+        let got = show(&load(&mut c, &format!("#!wren name=w\n{body}")));
+        let line = body.lines().count() + 1;
+        assert!(
+            got.starts_with(&format!("-ERR Error registering functions: ERR {msg}"))
+                && got.ends_with(&format!(" (user_function:{line})\\r\\n")),
+            "{body}: {got}"
+        );
+    }
+    for (code, want) in [
+        ("#!wren name=w\n\nvar = 3", "-ERR Error compiling function: user_function:3: Error at '=': Expect variable name.\\r\\n"),
+        ("#!wren name=w\nvar x = 1\n", "-ERR No functions registered\\r\\n"),
+        ("#!wren name=w\nvar t = []\nvar x = \"x\" * 1000\nwhile (true) t.add(x + t.count.toString)", "-ERR Error registering functions: ERR not enough memory\\r\\n"),
+        ("#!wren name=w\nwhile (true) {}", "-ERR Error registering functions: ERR FUNCTION LOAD timeout\\r\\n"),
+    ] {
+        assert_eq!(show(&load(&mut c, code)), want, "{code}");
+    }
+    // A library that fails after registering leaves nothing behind.
+    let late =
+        format!("#!wren name=w\nRedis.registerFunction(\"left\", {fine})\nFiber.abort(\"late\")");
+    assert_eq!(
+        show(&load(&mut c, &late)),
+        "-ERR Error registering functions: ERR late (user_function:3)\\r\\n"
+    );
+    assert_eq!(c.cmd_str("FCALL left 0"), b"-ERR Function not found\r\n");
+    assert_eq!(c.cmd_str("FUNCTION LIST"), b"*0\r\n");
+    assert_eq!(info_field(&mut c, "number_of_functions"), Some(0));
+    let vm = info_field(&mut c, "used_memory_vm_functions").unwrap();
+    assert!(vm < 4 << 20, "the functions' VM still holds {vm} bytes");
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+}
+
+/// A Wren library of several functions sharing module state, classes and `Fn`s; flags, both
+/// protocols, and the registry commands on it.
+#[test]
+fn wren_libraries() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let shop = r#"#!wren name=shop
+var Prefix = "item:"
+class Shop {
+  static key(k) { Prefix + k }
+  static total(k) {
+    var v = Redis.call("GET", key(k))
+    return v == null ? 0 : Num.fromString(v)
+  }
+}
+var calls = 0
+Redis.registerFunction("add", Fn.new { |keys, args|
+  calls = calls + 1
+  return Redis.call("INCRBY", Shop.key(keys[0]), args[0])
+})
+Redis.registerFunction({"function_name": "total", "callback": Fn.new { |keys, args| keys.reduce(0) { |s, k| s + Shop.total(k) } }, "flags": ["no-writes", "ALLOW-OOM"], "description": "sums"})
+Redis.registerFunction({"function_name": "calls", "callback": Fn.new { |keys, args| calls }, "flags": ["no-writes"]})
+Redis.registerFunction({"function_name": "ro_write", "callback": Fn.new { |keys, args| Redis.call("SET", keys[0], "x") }, "flags": ["no-writes"]})
+Redis.registerFunction("conv", Fn.new { |keys, args| [{"double": 1.5}, {"map": {"a": 1}}, true, Redis.call("HGETALL", "h")] })
+Redis.registerFunction("resp3", Fn.new { |keys, args|
+  Redis.setresp(3)
+  return Redis.call("HGETALL", "h")
+})"#;
+    assert_eq!(load(&mut c, shop), b"$4\r\nshop\r\n");
+    assert_eq!(
+        show(&load(&mut c, shop)),
+        "-ERR Library 'shop' already exists\\r\\n"
+    );
+    for (cmd, want) in [
+        ("FCALL add 1 a 5", ":5\\r\\n"),
+        ("FCALL add 1 a 7", ":12\\r\\n"),
+        ("FCALL ADD 1 b 1", ":1\\r\\n"),
+        ("FCALL_RO total 3 a b c", ":13\\r\\n"),
+        ("FCALL_RO calls 0", ":3\\r\\n"),
+        ("FCALL_RO add 1 a 1", "-ERR Can not execute a script with write flag using *_ro command.\\r\\n"),
+        ("FCALL add 1 a x", "-ERR value is not an integer or out of range script: add, on user_function:13.\\r\\n"),
+        ("HSET h f v", ":1\\r\\n"),
+        ("FCALL conv 0", "*4\\r\\n$3\\r\\n1.5\\r\\n*2\\r\\n$1\\r\\na\\r\\n:1\\r\\n:1\\r\\n*2\\r\\n$1\\r\\nf\\r\\n$1\\r\\nv\\r\\n"),
+        ("FCALL resp3 0", "*2\\r\\n$1\\r\\nf\\r\\n$1\\r\\nv\\r\\n"),
+    ] {
+        assert_eq!(show(&c.cmd_str(cmd)), want, "{cmd}");
+    }
+    let ro = show(&c.cmd_str("FCALL ro_write 1 a"));
+    assert!(
+        ro.starts_with("-ERR Write commands are not allowed from read-only scripts."),
+        "{ro}"
+    );
+    assert_eq!(c.cmd_str("HELLO 3")[0], b'%');
+    assert_eq!(
+        show(&c.cmd_str("FCALL conv 0")),
+        "*4\\r\\n,1.5\\r\\n%1\\r\\n$1\\r\\na\\r\\n:1\\r\\n:1\\r\\n*2\\r\\n$1\\r\\nf\\r\\n$1\\r\\nv\\r\\n"
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL resp3 0")),
+        "%1\\r\\n$1\\r\\nf\\r\\n$1\\r\\nv\\r\\n"
+    );
+    assert_eq!(c.cmd_str("HELLO 2")[0], b'*');
+
+    // The registry commands on a Wren library.
+    let listed = show(&c.cmd_str("FUNCTION LIST WITHCODE LIBRARYNAME shop"));
+    for part in [
+        "$6\\r\\nengine\\r\\n$4\\r\\nWREN\\r\\n",
+        "$5\\r\\ntotal\\r\\n$11\\r\\ndescription\\r\\n$4\\r\\nsums\\r\\n$5\\r\\nflags\\r\\n*2\\r\\n+no-writes\\r\\n+allow-oom\\r\\n",
+        &format!("$12\\r\\nlibrary_code\\r\\n${}\\r\\n#!wren name=shop", shop.len()),
+    ] {
+        assert!(listed.contains(part), "{part} not in {listed}");
+    }
+    let stats = show(&c.cmd_str("FUNCTION STATS"));
+    assert!(
+        stats.contains("$4\\r\\nWREN\\r\\n*4\\r\\n$15\\r\\nlibraries_count\\r\\n:1\\r\\n$15\\r\\nfunctions_count\\r\\n:6\\r\\n"),
+        "{stats}"
+    );
+    let dump = bulk(&c.cmd_str("FUNCTION DUMP"));
+    assert_eq!(c.cmd_str("FUNCTION FLUSH"), b"+OK\r\n");
+    assert_eq!(
+        c.cmd_str("FCALL_RO total 1 a"),
+        b"-ERR Function not found\r\n"
+    );
+    assert_eq!(c.cmd(&[b"FUNCTION", b"RESTORE", &dump]), b"+OK\r\n");
+    assert_eq!(c.cmd_str("FCALL_RO total 1 a"), b":12\r\n");
+    // The restored library's state starts again.
+    assert_eq!(c.cmd_str("FCALL_RO calls 0"), b":0\r\n");
+    // REPLACE swaps the library; the old functions go with it.
+    let replaced =
+        "#!wren name=shop\nRedis.registerFunction(\"other\", Fn.new { |keys, args| \"new\" })";
+    assert_eq!(
+        c.cmd(&[b"FUNCTION", b"LOAD", b"REPLACE", replaced.as_bytes()]),
+        b"$4\r\nshop\r\n"
+    );
+    assert_eq!(c.cmd_str("FCALL other 0"), b"$3\r\nnew\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b"-ERR Function not found\r\n");
+    assert_eq!(c.cmd_str("FUNCTION DELETE shop"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("FCALL other 0"), b"-ERR Function not found\r\n");
+    // EVAL still works beside the functions.
+    assert_eq!(c.cmd(&[b"WREN.EVAL", b"return 7", b"0"]), b":7\r\n");
 }

@@ -17,7 +17,9 @@ use crate::util::fmt_g17;
 const MAX_ARITY: usize = 16;
 
 /// The `redis` module's source: `Redis.call` and `Redis.pcall` for 1 to 16 arguments (one List
-/// argument is taken as the whole command), the reply helpers and the log levels.
+/// argument is taken as the whole command), `Redis.registerFunction` (a library's loading run
+/// only: `functions.rs`; whether the callback is a `Fn` is asked here, the C API cannot tell), the
+/// reply helpers and the log levels.
 pub fn prelude() -> String {
     let mut s = String::from("class Redis {\n");
     for name in ["call", "pcall"] {
@@ -27,7 +29,13 @@ pub fn prelude() -> String {
         }
     }
     s.push_str(
-        r#"  foreign static sha1hex(text)
+        r#"  static registerFunction(name, callback) { registerFunction_(name, callback, callback is Fn) }
+  static registerFunction(named) {
+    return registerFunction_(named, named is Map && named["callback"] is Fn)
+  }
+  foreign static registerFunction_(name, callback, isFn)
+  foreign static registerFunction_(named, isFn)
+  foreign static sha1hex(text)
   foreign static log(level, message)
   foreign static setresp(version)
   static errorReply(message) {
@@ -69,6 +77,8 @@ pub unsafe extern "C" fn bind_foreign_method(
     match signature {
         s if s.starts_with(b"call(") => Some(redis_call),
         s if s.starts_with(b"pcall(") => Some(redis_pcall),
+        b"registerFunction_(_,_,_)" => Some(super::functions::register_positional),
+        b"registerFunction_(_,_)" => Some(super::functions::register_named),
         b"sha1hex(_)" => Some(sha1hex),
         b"log(_,_)" => Some(log),
         b"setresp(_)" => Some(setresp),
@@ -77,7 +87,7 @@ pub unsafe extern "C" fn bind_foreign_method(
 }
 
 /// Aborts the current fiber with `msg` (catchable by `Fiber.try`).
-unsafe fn raise(vm: *mut WrenVM, msg: &str) {
+pub(super) unsafe fn raise(vm: *mut WrenVM, msg: &str) {
     unsafe {
         set_bytes(vm, 0, msg.as_bytes());
         wrenAbortFiber(vm, 0);
@@ -85,7 +95,7 @@ unsafe fn raise(vm: *mut WrenVM, msg: &str) {
 }
 
 /// Runs a host function with allocations never refused.
-unsafe fn host(vm: *mut WrenVM, f: impl FnOnce()) {
+pub(super) unsafe fn host(vm: *mut WrenVM, f: impl FnOnce()) {
     unsafe { state(vm) }.in_host = true;
     f();
     unsafe { state(vm) }.in_host = false;
@@ -101,7 +111,7 @@ unsafe extern "C" fn redis_pcall(vm: *mut WrenVM) {
 
 /// Appends the command argument in `slot` to the call's buffer: a string as it is, a number as
 /// `%.17g` text (as Redis's Lua); false for any other value.
-unsafe fn push_arg(vm: *mut WrenVM, slot: c_int, buf: &mut Vec<u8>) -> bool {
+pub(super) unsafe fn push_arg(vm: *mut WrenVM, slot: c_int, buf: &mut Vec<u8>) -> bool {
     unsafe {
         match wrenGetSlotType(vm, slot) {
             WREN_TYPE_STRING => buf.extend_from_slice(get_bytes(vm, slot)),

@@ -120,6 +120,12 @@ extern "C" {
     // The patch's additions (vendor/wren/goblin.patch).
     pub fn goblinWrenInterrupt(vm: *mut WrenVM);
     pub fn goblinWrenRemoveModule(vm: *mut WrenVM, name: *const c_char);
+    pub fn goblinWrenCompileModule(
+        vm: *mut WrenVM,
+        module: *const c_char,
+        source: *const c_char,
+        slot: c_int,
+    ) -> bool;
     pub fn goblinWrenMapCapacity(vm: *mut WrenVM, map_slot: c_int) -> c_int;
     pub fn goblinWrenMapEntry(
         vm: *mut WrenVM,

@@ -15,7 +15,7 @@
 //!
 //! The cache keeps a handle to the class; one call handle `run(_,_)` serves every script, so a
 //! call is: slot 0 the class, slots 1 and 2 new lists of byte strings, `wrenCall`, and the result
-//! in slot 0 converted through the shared `Sink` (`convert.rs`). `Redis` is a class of the module
+//! in slot 0 converted through the shared `Sink` (`convert.rs`): `Vm::call`. `Redis` is a class of the module
 //! `redis`, loaded once per VM, whose foreign methods are `api.rs`. Host functions find the `Run`
 //! through `CURRENT`.
 //!
@@ -41,17 +41,25 @@
 //! Wren cannot unload a module through its API; the patch adds `goblinWrenRemoveModule`, used when
 //! an EVAL-only script is evicted. SCRIPT FLUSH releases every handle and starts a new VM, which
 //! also drops what a VM only grows (its table of method names).
+//!
+//! # Functions
+//! Function libraries (FUNCTION LOAD, FCALL) live in a second VM (`functions.rs`), which SCRIPT
+//! FLUSH leaves alone. Both VMs are a `Vm`, and a script's run and a function's call are the same
+//! `Vm::call`: conversions, budget, memory limit and error replies are one path.
 
 mod api;
 mod convert;
 mod ffi;
+mod functions;
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
+use std::time::Instant;
 
 use self::ffi::*;
 use super::cache::{ScriptCache, Sha};
+use super::function::{LibId, Registered};
 use super::{Engine, EngineId, Run, Sink, Stop, KILLED_ERROR};
 use crate::cmd::Args;
 
@@ -82,8 +90,10 @@ enum Phase {
     Setup,
     /// Compiling a body: no code may run at a module's top level.
     Load,
-    /// Running a script under the budget.
+    /// Running a script or a function under the budget.
     Run,
+    /// Running a library's code at FUNCTION LOAD (no `Run`): stopped past `State::deadline`.
+    Library,
 }
 
 /// Why a call ended early.
@@ -107,6 +117,13 @@ struct State {
     stopped: Option<Stopped>,
     /// The module of the script being loaded or run (stack-trace lines are taken from it).
     module: Vec<u8>,
+    /// Lines the VM's modules put before their code (subtracted from error lines).
+    prefix_lines: i32,
+    /// When a library's loading run must stop (`Phase::Library`).
+    deadline: Option<Instant>,
+    /// What a library's loading run registered so far (`Some` only during that run:
+    /// `Redis.registerFunction` refuses outside it).
+    loading: Option<functions::Loading>,
     /// The first compile error (`line: message`), or the runtime error and its line.
     compile_error: Option<(i32, String)>,
     runtime_error: Option<String>,
@@ -195,6 +212,17 @@ pub unsafe extern "C" fn goblin_wren_check(vm: *mut WrenVM) -> c_int {
             st.stopped = Some(Stopped::LoadTime);
             1
         }
+        Phase::Library => {
+            if st.over {
+                st.stopped = Some(Stopped::OutOfMemory);
+                return 1;
+            }
+            if st.deadline.is_some_and(|d| Instant::now() > d) {
+                st.stopped = Some(Stopped::LoadTime);
+                return 1;
+            }
+            0
+        }
         Phase::Run => {
             if st.over {
                 st.stopped = Some(Stopped::OutOfMemory);
@@ -232,11 +260,11 @@ unsafe extern "C" fn on_error(
         !module.is_null() && unsafe { CStr::from_ptr(module) }.to_bytes() == &st.module[..];
     match kind {
         WREN_ERROR_COMPILE if st.compile_error.is_none() => {
-            st.compile_error = Some(((line - PREFIX_LINES).max(1), text()));
+            st.compile_error = Some(((line - st.prefix_lines).max(1), text()));
         }
         WREN_ERROR_RUNTIME => st.runtime_error = Some(text()),
         WREN_ERROR_STACK_TRACE if in_script && st.error_line.is_none() => {
-            st.error_line = Some((line - PREFIX_LINES).max(1));
+            st.error_line = Some((line - st.prefix_lines).max(1));
         }
         _ => {}
     }
@@ -262,80 +290,205 @@ struct Compiled {
     module: CString,
 }
 
-pub struct Wren {
-    vm: *mut WrenVM,
-    /// The `run(_,_)` call handle, shared by every script.
-    run_handle: *mut WrenHandle,
+/// A Wren VM with the `redis` module loaded, and its `State` (the VM's user data).
+struct Vm {
+    raw: *mut WrenVM,
     state: Box<State>,
-    cache: ScriptCache<Compiled>,
 }
 
-impl Wren {
-    pub fn new(config: &crate::config::Config) -> Wren {
+impl Vm {
+    /// A new VM whose modules put `prefix_lines` lines before their code, with memory `limit`.
+    fn new(limit: usize, prefix_lines: i32) -> Vm {
         let mut state = Box::new(State {
             used: 0,
-            limit: config.wren_memory_limit as usize,
+            limit,
             in_host: false,
             over: false,
             phase: Phase::Setup,
             stopped: None,
             module: Vec::new(),
+            prefix_lines,
+            deadline: None,
+            loading: None,
             compile_error: None,
             runtime_error: None,
             error_line: None,
             arg_buf: Vec::new(),
             spans: Vec::new(),
         });
-        let (vm, run_handle) = new_vm(&mut state);
-        Wren {
-            vm,
-            run_handle,
-            state,
-            cache: ScriptCache::default(),
-        }
+        // SAFETY: the configuration is initialised by Wren and then given our callbacks; the
+        // state outlives the VM (`Drop` frees the VM, then the box goes).
+        let raw = unsafe {
+            let mut config = std::mem::MaybeUninit::<WrenConfiguration>::uninit();
+            wrenInitConfiguration(config.as_mut_ptr());
+            let mut config = config.assume_init();
+            config.reallocate_fn = Some(reallocate);
+            config.resolve_module_fn = Some(resolve_module);
+            config.load_module_fn = None;
+            config.bind_foreign_method_fn = Some(api::bind_foreign_method);
+            config.bind_foreign_class_fn = None;
+            config.write_fn = None;
+            config.error_fn = Some(on_error);
+            config.user_data = &mut *state as *mut State as *mut c_void;
+            let vm = wrenNewVM(&mut config);
+            assert!(!vm.is_null(), "the Wren VM starts");
+            let prelude = CString::new(api::prelude()).expect("no NUL in the prelude");
+            let st = wrenInterpret(vm, c"redis".as_ptr(), prelude.as_ptr());
+            assert_eq!(st, WREN_RESULT_SUCCESS, "the redis module compiles");
+            wrenCollectGarbage(vm);
+            vm
+        };
+        Vm { raw, state }
     }
 
-    fn clear_errors(&mut self) {
+    /// A call handle for `signature` (released by its owner before the VM goes).
+    fn call_handle(&self, signature: &CStr) -> *mut WrenHandle {
+        // SAFETY: a valid signature on our VM.
+        unsafe { wrenMakeCallHandle(self.raw, signature.as_ptr()) }
+    }
+
+    /// Readies the state for a new load or call of `module`.
+    fn begin(&mut self, module: &[u8]) {
         let st = &mut *self.state;
         st.stopped = None;
         st.over = false;
         st.compile_error = None;
         st.runtime_error = None;
         st.error_line = None;
+        st.module.clear();
+        st.module.extend_from_slice(module);
+    }
+
+    /// Calls `method` on `receiver` with lists of `keys` and `argv` under the budget and the
+    /// memory limit, and writes the result, or the error naming `run.script_name()` and a line
+    /// of `file` (`module`'s lines), to `run.ctx.out`: EVAL's and FCALL's one path.
+    fn call(
+        &mut self,
+        run: &mut Run,
+        (receiver, method): (*mut WrenHandle, *mut WrenHandle),
+        [keys, argv]: [Args; 2],
+        module: &[u8],
+        file: &str,
+    ) {
+        let vm = self.raw;
+        self.begin(module);
+        // CONFIG SET wren-memory-limit takes effect from the next call.
+        self.state.limit = run.ctx.srv.config.wren_memory_limit as usize;
+        let run_ptr = run as *mut Run as *mut c_void;
+        // SAFETY: slots are set up for the call handle (receiver, keys, argv); host functions and
+        // safe points reach the `Run` through CURRENT only while `wrenCall` runs.
+        let st = unsafe {
+            wrenEnsureSlots(vm, 4);
+            wrenSetSlotHandle(vm, 0, receiver);
+            set_list(vm, 1, 3, keys);
+            set_list(vm, 2, 3, argv);
+            CURRENT.with(|c| c.set(run_ptr));
+            self.state.phase = Phase::Run;
+            let st = wrenCall(vm, method);
+            self.state.phase = Phase::Setup;
+            CURRENT.with(|c| c.set(ptr::null_mut()));
+            st
+        };
+        if st == WREN_RESULT_SUCCESS {
+            let resp = run.resp;
+            let mut sink = Sink::new(run.ctx.out);
+            // SAFETY: after a successful call the result is in slot 0 (no slot at all if the
+            // script's fiber yielded or suspended instead of returning: nil).
+            unsafe {
+                if wrenGetSlotCount(vm) == 0 {
+                    sink.out.null();
+                } else {
+                    convert::reply(vm, 0, &mut sink, resp);
+                }
+            }
+        } else {
+            let text = self.error_text(run.script_name(), file);
+            run.ctx.out.error(&text);
+        }
+        let st = &*self.state;
+        if st.limit > 0 && st.used > st.limit / 2 {
+            // A script that came close to the limit gives its garbage back now.
+            // SAFETY: collecting between calls is always allowed.
+            unsafe { wrenCollectGarbage(vm) };
+        }
+    }
+
+    /// The error reply of a call that failed (`WREN_RESULT_RUNTIME_ERROR`).
+    fn error_text(&self, name: &str, file: &str) -> String {
+        let st = &*self.state;
+        match st.stopped {
+            Some(Stopped::Killed) => format!("{KILLED_ERROR} script: {name}"),
+            Some(Stopped::OutOfMemory) => format!(
+                "ERR Out of memory running script (wren-memory-limit is {} bytes) script: {name}",
+                st.limit
+            ),
+            _ => {
+                let mut text = with_code(st.runtime_error.as_deref().unwrap_or("unknown error"));
+                text.push_str(&format!(" script: {name}"));
+                if let Some(line) = st.error_line {
+                    text.push_str(&format!(", on {file}:{line}."));
+                }
+                text
+            }
+        }
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        // SAFETY: its owner released every handle first; no call is running.
+        unsafe { wrenFreeVM(self.raw) };
+    }
+}
+
+pub struct Wren {
+    // Field order is drop order: the libraries' VM, then the EVAL VM (`Drop` releases the
+    // EVAL VM's handles first).
+    /// Function libraries, in a VM of their own (made at the first FUNCTION LOAD).
+    functions: Option<Box<functions::Functions>>,
+    /// The `run(_,_)` call handle, shared by every script.
+    run_handle: *mut WrenHandle,
+    cache: ScriptCache<Compiled>,
+    vm: Vm,
+}
+
+impl Wren {
+    pub fn new(config: &crate::config::Config) -> Wren {
+        let vm = Vm::new(config.wren_memory_limit as usize, PREFIX_LINES);
+        Wren {
+            functions: None,
+            run_handle: vm.call_handle(c"run(_,_)"),
+            cache: ScriptCache::default(),
+            vm,
+        }
     }
 
     /// Releases a script's class and forgets its module.
     fn release(&mut self, c: Compiled) {
         // SAFETY: a handle we made in `load`; the module name is its own.
         unsafe {
-            wrenReleaseHandle(self.vm, c.class);
-            goblinWrenRemoveModule(self.vm, c.module.as_ptr());
+            wrenReleaseHandle(self.vm.raw, c.class);
+            goblinWrenRemoveModule(self.vm.raw, c.module.as_ptr());
         }
     }
 
-    /// The error reply of a call that failed (`WREN_RESULT_RUNTIME_ERROR`).
-    fn error_reply(&self, sink: &mut Sink, sha: &str) {
-        let st = &*self.state;
-        match st.stopped {
-            Some(Stopped::Killed) => sink.out.error(&format!("{KILLED_ERROR} script: {sha}")),
-            Some(Stopped::OutOfMemory) => sink.out.error(&format!(
-                "ERR Out of memory running script (wren-memory-limit is {} bytes) script: {sha}",
-                st.limit
-            )),
-            _ => {
-                let msg = st.runtime_error.as_deref().unwrap_or("unknown error");
-                let mut text = if has_code(msg) {
-                    msg.to_string()
-                } else {
-                    format!("ERR {msg}")
-                };
-                text.push_str(&format!(" script: {sha}"));
-                if let Some(line) = st.error_line {
-                    text.push_str(&format!(", on user_script:{line}."));
-                }
-                sink.out.error(&text);
-            }
+    /// Releases every script's handle and the call handle (the VM goes next).
+    fn release_all(&mut self) {
+        for c in self.cache.drain() {
+            // SAFETY: handles we made, released before the VM.
+            unsafe { wrenReleaseHandle(self.vm.raw, c.class) };
         }
+        // SAFETY: the handle made with the VM.
+        unsafe { wrenReleaseHandle(self.vm.raw, self.run_handle) };
+    }
+}
+
+/// `text` with the `ERR` code unless it starts with one of its own.
+fn with_code(text: &str) -> String {
+    if has_code(text) {
+        text.to_string()
+    } else {
+        format!("ERR {text}")
     }
 }
 
@@ -349,34 +502,6 @@ fn has_code(text: &str) -> bool {
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || b"_-".contains(&c))
         }
         None => false,
-    }
-}
-
-/// A new VM with the `redis` module loaded, and the `run(_,_)` call handle.
-fn new_vm(state: &mut State) -> (*mut WrenVM, *mut WrenHandle) {
-    // SAFETY: the configuration is initialised by Wren and then given our callbacks; the state
-    // outlives the VM (both are owned by `Wren`, the VM freed first).
-    unsafe {
-        let mut config = std::mem::MaybeUninit::<WrenConfiguration>::uninit();
-        wrenInitConfiguration(config.as_mut_ptr());
-        let mut config = config.assume_init();
-        config.reallocate_fn = Some(reallocate);
-        config.resolve_module_fn = Some(resolve_module);
-        config.load_module_fn = None;
-        config.bind_foreign_method_fn = Some(api::bind_foreign_method);
-        config.bind_foreign_class_fn = None;
-        config.write_fn = None;
-        config.error_fn = Some(on_error);
-        config.user_data = state as *mut State as *mut c_void;
-        state.phase = Phase::Setup;
-        let vm = wrenNewVM(&mut config);
-        assert!(!vm.is_null(), "the Wren VM starts");
-        let prelude = CString::new(api::prelude()).expect("no NUL in the prelude");
-        let st = wrenInterpret(vm, c"redis".as_ptr(), prelude.as_ptr());
-        assert_eq!(st, WREN_RESULT_SUCCESS, "the redis module compiles");
-        let run_handle = wrenMakeCallHandle(vm, c"run(_,_)".as_ptr());
-        wrenCollectGarbage(vm);
-        (vm, run_handle)
     }
 }
 
@@ -418,22 +543,20 @@ impl Engine for Wren {
         let flags = super::shebang_flags(EngineId::Wren, body).map_err(|e| format!("ERR {e}"))?;
         let source = wrap(body)?;
         let module = CString::new(&sha[..]).expect("hex digits");
-        self.clear_errors();
-        self.state.module.clear();
-        self.state.module.extend_from_slice(sha);
-        self.state.phase = Phase::Load;
-        let vm = self.vm;
+        self.vm.begin(sha);
+        self.vm.state.phase = Phase::Load;
+        let vm = self.vm.raw;
         // SAFETY: compiling runs the module's top level, which may only define classes: its
         // first loop or call stops it (Phase::Load). Slots are ours between calls.
         let st = unsafe {
             goblinWrenInterrupt(vm);
             wrenInterpret(vm, module.as_ptr(), source.as_ptr())
         };
-        self.state.phase = Phase::Setup;
+        self.vm.state.phase = Phase::Setup;
         if st != WREN_RESULT_SUCCESS {
             // SAFETY: a failed module is forgotten so a corrected body can use the name again.
             unsafe { goblinWrenRemoveModule(vm, module.as_ptr()) };
-            let s = &*self.state;
+            let s = &*self.vm.state;
             return Err(match (&s.compile_error, s.stopped) {
                 (Some((line, msg)), _) => {
                     format!("ERR Error compiling script (new function): user_script:{line}: {msg}")
@@ -470,70 +593,25 @@ impl Engine for Wren {
         let Some(class) = self.cache.get(sha).map(|c| c.class) else {
             return false;
         };
-        let vm = self.vm;
-        self.clear_errors();
-        // CONFIG SET wren-memory-limit takes effect from the next call.
-        self.state.limit = run.ctx.srv.config.wren_memory_limit as usize;
-        self.state.module.clear();
-        self.state.module.extend_from_slice(sha);
-        let sha_bytes = run.sha;
-        let sha_text = std::str::from_utf8(&sha_bytes).unwrap_or_default();
-        let run_ptr = run as *mut Run as *mut c_void;
-        // SAFETY: slots are set up for the call handle (class, keys, argv); host functions and
-        // safe points reach the `Run` through CURRENT only while `wrenCall` runs.
-        let st = unsafe {
-            wrenEnsureSlots(vm, 4);
-            wrenSetSlotHandle(vm, 0, class);
-            set_list(vm, 1, 3, keys);
-            set_list(vm, 2, 3, argv);
-            CURRENT.with(|c| c.set(run_ptr));
-            self.state.phase = Phase::Run;
-            let st = wrenCall(vm, self.run_handle);
-            self.state.phase = Phase::Setup;
-            CURRENT.with(|c| c.set(ptr::null_mut()));
-            st
-        };
-        let resp = run.resp;
-        let mut sink = Sink::new(run.ctx.out);
-        if st == WREN_RESULT_SUCCESS {
-            // SAFETY: after a successful call the result is in slot 0 (no slot at all if the
-            // script's fiber yielded or suspended instead of returning: nil).
-            unsafe {
-                if wrenGetSlotCount(vm) == 0 {
-                    sink.out.null();
-                } else {
-                    convert::reply(vm, 0, &mut sink, resp);
-                }
-            }
-        } else {
-            self.error_reply(&mut sink, sha_text);
-        }
-        let st = &*self.state;
-        if st.limit > 0 && st.used > st.limit / 2 {
-            // A script that came close to the limit gives its garbage back now.
-            // SAFETY: collecting between calls is always allowed.
-            unsafe { wrenCollectGarbage(vm) };
-        }
+        self.vm.call(
+            run,
+            (class, self.run_handle),
+            [keys, argv],
+            sha,
+            "user_script",
+        );
         true
     }
 
     fn flush(&mut self) {
-        for c in self.cache.drain() {
-            // SAFETY: a handle we made; the VM goes next.
-            unsafe { wrenReleaseHandle(self.vm, c.class) };
-        }
-        // SAFETY: every handle is released; the state outlives the new VM as it did the old.
-        unsafe {
-            wrenReleaseHandle(self.vm, self.run_handle);
-            wrenFreeVM(self.vm);
-        }
-        let (vm, run_handle) = new_vm(&mut self.state);
-        self.vm = vm;
-        self.run_handle = run_handle;
+        self.release_all();
+        let limit = self.vm.state.limit;
+        self.vm = Vm::new(limit, PREFIX_LINES);
+        self.run_handle = self.vm.call_handle(c"run(_,_)");
     }
 
     fn memory(&self) -> usize {
-        self.state.used
+        self.vm.state.used
     }
 
     fn cache_len(&self) -> usize {
@@ -547,18 +625,34 @@ impl Engine for Wren {
     fn evicted(&self) -> u64 {
         self.cache.evicted
     }
+
+    fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
+        let limit = self.vm.state.limit;
+        self.functions
+            .get_or_insert_with(|| Box::new(functions::Functions::new(limit)))
+            .load(lib, code, limit)
+    }
+
+    fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
+        match self.functions.as_mut() {
+            Some(f) => f.call(run, lib, index, [keys, args]),
+            None => run.ctx.out.error("ERR Function not found"),
+        }
+    }
+
+    fn drop_library(&mut self, lib: LibId) {
+        if let Some(f) = self.functions.as_mut() {
+            f.drop_library(lib);
+        }
+    }
+
+    fn functions_memory(&self) -> usize {
+        self.functions.as_ref().map_or(0, |f| f.memory())
+    }
 }
 
 impl Drop for Wren {
     fn drop(&mut self) {
-        for c in self.cache.drain() {
-            // SAFETY: handles we made, released before the VM.
-            unsafe { wrenReleaseHandle(self.vm, c.class) };
-        }
-        // SAFETY: no call is running; every handle is released.
-        unsafe {
-            wrenReleaseHandle(self.vm, self.run_handle);
-            wrenFreeVM(self.vm);
-        }
+        self.release_all();
     }
 }
