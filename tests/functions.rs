@@ -768,6 +768,30 @@ fn tcl_libraries() {
         stats.contains("$3\\r\\nTCL\\r\\n*4\\r\\n$15\\r\\nlibraries_count\\r\\n:4\\r\\n$15\\r\\nfunctions_count\\r\\n:8\\r\\n"),
         "{stats}"
     );
+    // An interpreter abandoned past the memory limit frees its own memory only: the EVAL
+    // interpreter's and each library's are apart.
+    c.cmd_str("CONFIG SET tcl-memory-limit 16mb");
+    let bomb = "set t {}; while 1 {lappend t [string repeat x 1000000][llength $t]}";
+    let kept = c.cmd_str("TCL.SCRIPT LOAD \"return kept\"");
+    let kept = &kept[kept.len() - 42..kept.len() - 2];
+    let got = show(&c.cmd(&[b"TCL.EVAL", bomb.as_bytes(), b"0"]));
+    assert!(
+        got.starts_with("-ERR Out of memory running script"),
+        "{got}"
+    );
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":8\r\n");
+    let boom =
+        format!("#!tcl name=boom\nproc b {{KEYS ARGV}} {{{bomb}}}\nredis register_function boom b");
+    assert_eq!(load(&mut c, &boom), b"$4\r\nboom\r\n");
+    let got = show(&c.cmd_str("FCALL boom 0"));
+    assert!(
+        got.starts_with("-ERR Out of memory running script") && got.ends_with("script: boom\\r\\n"),
+        "{got}"
+    );
+    assert_eq!(c.cmd(&[b"TCL.EVALSHA", kept, b"0"]), b"$4\r\nkept\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":9\r\n");
+    assert_eq!(c.cmd_str("FUNCTION DELETE boom"), b"+OK\r\n");
+    c.cmd_str("CONFIG SET tcl-memory-limit 512mb");
     let dump = bulk(&c.cmd_str("FUNCTION DUMP"));
     assert_eq!(c.cmd_str("FUNCTION DELETE shop"), b"+OK\r\n");
     assert_eq!(
@@ -781,10 +805,10 @@ fn tcl_libraries() {
     );
     assert_eq!(info_field(&mut c, "used_memory_vm_functions"), Some(0));
     assert_eq!(c.cmd(&[b"FUNCTION", b"RESTORE", &dump]), b"+OK\r\n");
-    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":8\r\n");
-    assert_eq!(c.cmd_str("FCALL_RO get 1 a"), b"$1\r\n8\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":10\r\n");
+    assert_eq!(c.cmd_str("FCALL_RO get 1 a"), b"$2\r\n10\r\n");
     // SCRIPT FLUSH (Tcl's and Lua's) leaves the libraries.
     assert_eq!(c.cmd_str("TCL.SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
-    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":9\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":11\r\n");
 }
