@@ -726,7 +726,7 @@ fn automatic_rewrite_on_growth() {
 fn function_libraries_survive_restarts_and_rewrites() {
     let dir = persistent_dir("functions");
     let d = dir.to_str().unwrap();
-    let libraries: [(&str, &str, &str); 4] = [
+    let libraries: [(&str, &str, &str); 5] = [
         (
             "#!lua name=libl\nredis.register_function('fl', function(keys, args) return 'lua:' .. args[1] end)",
             "fl",
@@ -746,6 +746,11 @@ fn function_libraries_survive_restarts_and_rewrites() {
             "#!wren name=libw\nRedis.registerFunction(\"fw\", Fn.new { |keys, args| \"wren:\" + args[0] })",
             "fw",
             "$6\r\nwren:x\r\n",
+        ),
+        (
+            "#!tcl name=libt\nproc ft {KEYS ARGV} {return tcl:[lindex $ARGV 0]}\nredis register_function ft ft",
+            "ft",
+            "$5\r\ntcl:x\r\n",
         ),
     ];
     let check = |c: &mut Raw| {

@@ -317,6 +317,10 @@ const LIBRARIES: &[(&str, &str)] = &[
         "wren",
         "#!wren name=lib_wren\nvar twice = Fn.new { |x| x * 2 }\nRedis.registerFunction(\"wren_twice\", Fn.new { |keys, args| twice.call(Num.fromString(args[0])) })\nRedis.registerFunction({\"function_name\": \"wren_get\", \"callback\": Fn.new { |keys, args| Redis.call(\"GET\", keys[0]) }, \"flags\": [\"no-writes\"]})",
     ),
+    (
+        "tcl",
+        "#!tcl name=lib_tcl\nproc twice {x} {expr {$x * 2}}\nredis register_function tcl_twice {apply {{KEYS ARGV} {twice [lindex $ARGV 0]}}}\nredis register_function {function_name tcl_get callback {apply {{KEYS ARGV} {redis call GET [lindex $KEYS 0]}}} flags no-writes}",
+    ),
 ];
 
 fn check_libraries(c: &mut Raw) {
@@ -461,6 +465,7 @@ fn stats_while_a_function_runs_in_every_engine() {
         "#!luau name=spin_luau\nredis.register_function('spin_luau', function() while true do end end)",
         "#!js name=spin_js\nredis.register_function('spin_js', () => { while (true) {} })",
         "#!wren name=spin_wren\nRedis.registerFunction(\"spin_wren\", Fn.new {\n  while (true) {}\n})",
+        "#!tcl name=spin_tcl\nproc spin {KEYS ARGV} {while 1 {}}\nredis register_function spin_tcl spin",
     ];
     let g = goblin(&["--busy-reply-threshold", "200"]);
     let mut c = g.raw();
@@ -602,6 +607,39 @@ fn loading_runs_in_every_engine() {
         show(&c.cmd_str("FCALL wren_err 0")),
         "-ERR boom script: wren_err, on user_function:4.\\r\\n"
     );
+    // Tcl: `redis call` has no `Run` while loading; errors carry the library's line.
+    let refused = show(&load(&mut c, "#!tcl name=x\n\nredis call SET a b"));
+    assert_eq!(
+        refused,
+        "-ERR Error registering functions: ERR redis call is only available while a script runs, on line 3.\\r\\n"
+    );
+    let timeout = show(&load(&mut c, "#!tcl name=x\nwhile 1 {}"));
+    assert_eq!(
+        timeout,
+        "-ERR Error registering functions: ERR FUNCTION LOAD timeout\\r\\n"
+    );
+    let none = show(&load(&mut c, "#!tcl name=x\n"));
+    assert_eq!(none, "-ERR No functions registered\\r\\n");
+    let got = show(&c.cmd_str("TCL.EVAL \"redis register_function a list\" 0"));
+    assert!(
+        got.starts_with(
+            "-ERR redis.register_function can only be called on FUNCTION LOAD command script: "
+        ),
+        "{got}"
+    );
+    assert_eq!(
+        load(
+            &mut c,
+            "#!tcl name=t\n\nproc boom {KEYS ARGV} {\n  error boom\n}\nredis register_function tcl_err boom"
+        )[0],
+        b'$'
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL tcl_err 0")),
+        "-ERR boom script: tcl_err, on line 4.\\r\\n"
+    );
+    assert_eq!(c.cmd_str("TCL.SCRIPT FLUSH"), b"+OK\r\n");
+    assert!(show(&c.cmd_str("FCALL tcl_err 0")).contains("boom"));
     // SCRIPT FLUSH of an engine leaves its functions alone.
     assert_eq!(c.cmd_str("WREN.SCRIPT FLUSH"), b"+OK\r\n");
     assert!(show(&c.cmd_str("FCALL wren_err 0")).contains("boom"));
@@ -626,6 +664,10 @@ fn memory_limit_in_every_engine() {
         (
             "luau-memory-limit",
             "#!luau name=bomb_luau\nredis.register_function('bomb_luau', function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) .. #t end end)\nredis.register_function('fine_luau', function() return 'still fine' end)",
+        ),
+        (
+            "tcl-memory-limit",
+            "#!tcl name=bomb_tcl\nproc bomb {KEYS ARGV} {set t {}; while 1 {lappend t [string repeat x 1000000][llength $t]}}\nredis register_function bomb_tcl bomb\nredis register_function fine_tcl {apply {{KEYS ARGV} {return {still fine}}}}",
         ),
         (
             "quickjs-memory-limit",
@@ -820,4 +862,165 @@ Redis.registerFunction("resp3", Fn.new { |keys, args|
     assert_eq!(c.cmd_str("FCALL other 0"), b"-ERR Function not found\r\n");
     // EVAL still works beside the functions.
     assert_eq!(c.cmd(&[b"WREN.EVAL", b"return 7", b"0"]), b":7\r\n");
+}
+
+/// A Tcl library's own interpreter: both registration forms, every registration error, flags,
+/// shared procs and state, isolation from other libraries, and the registry commands.
+#[test]
+fn tcl_libraries() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let shop = "#!tcl name=shop\n\
+        set ::prefix item:\n\
+        proc key {k} {return $::prefix$k}\n\
+        proc add {KEYS ARGV} {redis call INCRBY [key [lindex $KEYS 0]] [lindex $ARGV 0]}\n\
+        redis register_function add add\n\
+        redis register_function {function_name get callback {apply {{KEYS ARGV} {redis call GET [key [lindex $KEYS 0]]}}} flags {no-writes} description {reads one item}}\n\
+        redis register_function {function_name sneaky callback add flags no-writes}\n\
+        redis register_function echo [list apply {{KEYS ARGV} {list $KEYS $ARGV}}]";
+    assert_eq!(load(&mut c, shop), b"$4\r\nshop\r\n");
+    // Both forms; the procs and the global the library made serve every function.
+    assert_eq!(c.cmd_str("FCALL add 1 a 5"), b":5\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 2"), b":7\r\n");
+    assert_eq!(c.cmd_str("GET item:a"), b"$1\r\n7\r\n");
+    assert_eq!(c.cmd_str("FCALL_RO get 1 a"), b"$1\r\n7\r\n");
+    assert_eq!(
+        c.cmd_str("FCALL echo 2 k1 k2 x"),
+        b"*2\r\n*2\r\n$2\r\nk1\r\n$2\r\nk2\r\n*1\r\n$1\r\nx\r\n"
+    );
+    // Flags: FCALL_RO refuses a function without no-writes; a no-writes function cannot write.
+    assert_eq!(
+        show(&c.cmd_str("FCALL_RO add 1 a 1")),
+        "-ERR Can not execute a script with write flag using *_ro command.\\r\\n"
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL sneaky 1 a 1")),
+        "-ERR Write commands are not allowed from read-only scripts. script: sneaky, on line 4.\\r\\n"
+    );
+    // RESP3 replies as TCL.EVAL's.
+    c.cmd_str("HELLO 3");
+    let body = "redis setresp 3; list [redis call HGETALL h] [redis double 1.5] [redis bool 0]";
+    let fn_lib =
+        format!("#!tcl name=r3\nproc r3 {{KEYS ARGV}} {{{body}}}\nredis register_function r3 r3");
+    c.cmd_str("HSET h f v");
+    assert_eq!(load(&mut c, &fn_lib), b"$2\r\nr3\r\n");
+    let eval = c.cmd(&[b"TCL.EVAL", body.as_bytes(), b"0"]);
+    assert_eq!(show(&c.cmd_str("FCALL r3 0")), show(&eval));
+    assert!(eval.starts_with(b"*3\r\n%1\r\n"), "{}", show(&eval));
+    c.cmd_str("HELLO 2");
+
+    // Every registration error, with Redis's Lua texts.
+    let errors = [
+        ("redis register_function a", "calling redis.register_function with a single argument is only applicable to a dict (representing named arguments)."),
+        ("redis register_function a list x", "wrong number of arguments to redis.register_function"),
+        ("redis register_function", "wrong number of arguments to redis.register_function"),
+        ("redis register_function a nosuchproc", "second argument to redis.register_function must be a function"),
+        ("redis register_function a {}", "second argument to redis.register_function must be a function"),
+        ("redis register_function {function_name a}", "redis.register_function must get a callback argument"),
+        ("redis register_function {callback list}", "redis.register_function must get a function name argument"),
+        ("redis register_function {function_name a callback nosuch}", "callback argument given to redis.register_function must be a function"),
+        ("redis register_function {function_name a callback list flags {no-writes bad}}", "unknown flag given"),
+        ("redis register_function {function_name a callback list other 1}", "unknown argument given to redis.register_function"),
+        ("redis register_function a-b list", "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"),
+        ("redis register_function {} list", "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"),
+        ("redis register_function a list\nredis register_function a list", "Function already exists in the library"),
+    ];
+    for (code, error) in errors {
+        let line = code.matches('\n').count() + 2;
+        let got = show(&load(&mut c, &format!("#!tcl name=bad\n{code}")));
+        assert_eq!(
+            got,
+            format!("-ERR Error registering functions: ERR {error}, on line {line}.\\r\\n"),
+            "{code}"
+        );
+    }
+    let got = show(&load(&mut c, "#!tcl name=bad\nproc f {} {"));
+    assert_eq!(
+        got,
+        "-ERR Error compiling function: missing close-brace\\r\\n"
+    );
+    let got = show(&load(
+        &mut c,
+        "#!tcl name=bad\nredis register_function add list",
+    ));
+    assert_eq!(got, "-ERR Function add already exists\\r\\n");
+    let got = show(&load(
+        &mut c,
+        "#!tcl name=shop\nredis register_function x list",
+    ));
+    assert_eq!(got, "-ERR Library 'shop' already exists\\r\\n");
+
+    // A library sees none of another's procs and globals, nor those of one that failed.
+    let failed = "#!tcl name=bad\nproc leaked {} {return 1}\nset ::leaked 1\nerror late";
+    assert!(show(&load(&mut c, failed)).contains("late"));
+    let peek = "#!tcl name=peek\nproc peek {KEYS ARGV} {list [info procs] [info exists ::prefix] [info exists ::leaked]}\nredis register_function peek peek";
+    assert_eq!(load(&mut c, peek), b"$4\r\npeek\r\n");
+    assert_eq!(
+        c.cmd_str("FCALL peek 0"),
+        b"*3\r\n*1\r\n$4\r\npeek\r\n:0\r\n:0\r\n"
+    );
+    // A call that leaves a global behind gives the library a fresh interpreter, as TCL.EVAL does.
+    let leaves = "#!tcl name=leaves\nproc leave {KEYS ARGV} {info exists ::left}\nproc make {KEYS ARGV} {set ::left 1; return ok}\nredis register_function leave leave\nredis register_function make make";
+    assert_eq!(load(&mut c, leaves), b"$6\r\nleaves\r\n");
+    assert_eq!(c.cmd_str("FCALL make 0"), b"$2\r\nok\r\n");
+    assert_eq!(c.cmd_str("FCALL leave 0"), b":0\r\n");
+
+    // The registry: LIST WITHCODE, STATS, DUMP + RESTORE, DELETE, FLUSH.
+    let listed = show(&c.cmd_str("FUNCTION LIST WITHCODE LIBRARYNAME shop"));
+    for part in [
+        "$6\\r\\nengine\\r\\n$3\\r\\nTCL\\r\\n",
+        "$3\\r\\nget\\r\\n$11\\r\\ndescription\\r\\n$14\\r\\nreads one item\\r\\n$5\\r\\nflags\\r\\n*1\\r\\n+no-writes\\r\\n",
+        "$12\\r\\nlibrary_code\\r\\n$",
+    ] {
+        assert!(listed.contains(part), "{listed}");
+    }
+    assert!(listed.contains("set ::prefix item:"), "{listed}");
+    let stats = show(&c.cmd_str("FUNCTION STATS"));
+    assert!(
+        stats.contains("$3\\r\\nTCL\\r\\n*4\\r\\n$15\\r\\nlibraries_count\\r\\n:4\\r\\n$15\\r\\nfunctions_count\\r\\n:8\\r\\n"),
+        "{stats}"
+    );
+    // An interpreter abandoned past the memory limit frees its own memory only: the EVAL
+    // interpreter's and each library's are apart.
+    c.cmd_str("CONFIG SET tcl-memory-limit 16mb");
+    let bomb = "set t {}; while 1 {lappend t [string repeat x 1000000][llength $t]}";
+    let kept = c.cmd_str("TCL.SCRIPT LOAD \"return kept\"");
+    let kept = &kept[kept.len() - 42..kept.len() - 2];
+    let got = show(&c.cmd(&[b"TCL.EVAL", bomb.as_bytes(), b"0"]));
+    assert!(
+        got.starts_with("-ERR Out of memory running script"),
+        "{got}"
+    );
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":8\r\n");
+    let boom =
+        format!("#!tcl name=boom\nproc b {{KEYS ARGV}} {{{bomb}}}\nredis register_function boom b");
+    assert_eq!(load(&mut c, &boom), b"$4\r\nboom\r\n");
+    let got = show(&c.cmd_str("FCALL boom 0"));
+    assert!(
+        got.starts_with("-ERR Out of memory running script") && got.ends_with("script: boom\\r\\n"),
+        "{got}"
+    );
+    assert_eq!(c.cmd(&[b"TCL.EVALSHA", kept, b"0"]), b"$4\r\nkept\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":9\r\n");
+    assert_eq!(c.cmd_str("FUNCTION DELETE boom"), b"+OK\r\n");
+    c.cmd_str("CONFIG SET tcl-memory-limit 512mb");
+    let dump = bulk(&c.cmd_str("FUNCTION DUMP"));
+    assert_eq!(c.cmd_str("FUNCTION DELETE shop"), b"+OK\r\n");
+    assert_eq!(
+        show(&c.cmd_str("FCALL add 1 a 1")),
+        "-ERR Function not found\\r\\n"
+    );
+    assert_eq!(c.cmd_str("FUNCTION FLUSH"), b"+OK\r\n");
+    assert_eq!(
+        show(&c.cmd_str("FCALL peek 0")),
+        "-ERR Function not found\\r\\n"
+    );
+    assert_eq!(info_field(&mut c, "used_memory_vm_functions"), Some(0));
+    assert_eq!(c.cmd(&[b"FUNCTION", b"RESTORE", &dump]), b"+OK\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":10\r\n");
+    assert_eq!(c.cmd_str("FCALL_RO get 1 a"), b"$2\r\n10\r\n");
+    // SCRIPT FLUSH (Tcl's and Lua's) leaves the libraries.
+    assert_eq!(c.cmd_str("TCL.SCRIPT FLUSH"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":11\r\n");
 }

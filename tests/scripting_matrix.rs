@@ -49,7 +49,7 @@ const ENGINES: &[Engine] = &[
 ];
 
 /// Engines (by name) whose functions are not built yet: the function column skips them.
-const WITHOUT_FUNCTIONS: &[&str] = &["tcl", "upython"];
+const WITHOUT_FUNCTIONS: &[&str] = &["upython"];
 
 /// A case's body as a library with one function, `matrix_case`, whose parameters are named KEYS
 /// and ARGV so the body runs unchanged; `None` for an engine in `WITHOUT_FUNCTIONS`.
@@ -65,6 +65,10 @@ fn library(engine: &Engine, body: &[u8]) -> Option<Vec<u8>> {
         ),
         "wren" => format!(
             "#!wren name=matrix\nRedis.registerFunction(\"matrix_case\", Fn.new {{ |keys, argv|\n{body}\n}})"
+        ),
+        // A script's body is a proc body already: a proc of the same parameters is the callback.
+        "tcl" => format!(
+            "#!tcl name=matrix\nproc matrix_case {{KEYS ARGV}} {{\n{body}\n}}\nredis register_function matrix_case matrix_case"
         ),
         other => {
             assert!(

@@ -10,33 +10,50 @@
 
 /* ---- Memory ----
  * Jim never checks an allocation for NULL, so a limit cannot be a refused allocation. Every block
- * is on a per-thread list (a header before it); while a script runs (goblin_jim_call), an
- * allocation that would take the total past the cap jumps out of the script instead of
- * allocating. The interpreter is then abandoned half-way through a command, so it is never used
- * again: goblin_jim_free_all() frees every block it had, and the engine makes a fresh one. No
- * Rust frame is ever jumped over: the Rust `redis` command marks itself (goblin_jim_host), and
- * allocations inside it are never refused (the next command boundary stops the script). */
+ * is on the list of an arena (a header before it names it): the EVAL interpreter's, or the
+ * interpreter of one function library. Allocations go to the current arena (goblin_jim_arena_use;
+ * a block that grows stays in its own). While a script runs (goblin_jim_call), an allocation that
+ * would take its arena past the cap jumps out of the script instead of allocating. The
+ * interpreter is then abandoned half-way through a command, so it is never used again:
+ * goblin_jim_arena_clear() frees every block of its arena (and no other's), and the engine makes
+ * a fresh one. No Rust frame is ever jumped over: the Rust `redis` command marks itself
+ * (goblin_jim_host), and allocations inside it are never refused (the next command boundary
+ * stops the script). */
+
+typedef struct Arena Arena;
 
 typedef struct Block {
     struct Block *prev, *next;
     size_t size;
-    size_t pad; /* keeps the block 16-byte aligned */
+    Arena *arena; /* also keeps the block 16-byte aligned */
 } Block;
 
-static __thread Block blocks;
-static __thread size_t used, cap;
+struct Arena {
+    Block head;
+    size_t used;
+};
+
+static __thread Arena main_arena;
+static __thread Arena *current;
+static __thread size_t cap;
 static __thread int in_host;
 static __thread jmp_buf *abort_to;
 
+static Arena *arena_or_main(Arena *a)
+{
+    return a ? a : &main_arena;
+}
+
 static void link_block(Block *b)
 {
-    if (blocks.next == NULL) {
-        blocks.next = blocks.prev = &blocks;
+    Block *head = &b->arena->head;
+    if (head->next == NULL) {
+        head->next = head->prev = head;
     }
-    b->next = blocks.next;
-    b->prev = &blocks;
-    blocks.next->prev = b;
-    blocks.next = b;
+    b->next = head->next;
+    b->prev = head;
+    head->next->prev = b;
+    head->next = b;
 }
 
 static void unlink_block(Block *b)
@@ -49,17 +66,18 @@ static void *GoblinAlloc(void *ptr, size_t size)
 {
     Block *b = ptr ? (Block *)ptr - 1 : NULL;
     size_t old = b ? b->size : 0;
+    Arena *a = b ? b->arena : arena_or_main(current);
     Block *nb;
 
     if (size == 0) {
         if (b) {
             unlink_block(b);
-            used -= old;
+            a->used -= old;
             free(b);
         }
         return NULL;
     }
-    if (abort_to && !in_host && cap && size > old && used - old + size > cap) {
+    if (abort_to && !in_host && cap && size > old && a->used - old + size > cap) {
         longjmp(*abort_to, 1);
     }
     if (b) {
@@ -76,18 +94,69 @@ static void *GoblinAlloc(void *ptr, size_t size)
         abort();
     }
     nb->size = size;
+    nb->arena = a;
     link_block(nb);
-    used = used - old + size;
+    a->used = a->used - old + size;
     return nb + 1;
 }
 
-/* Bytes the interpreters of this thread hold. */
+/* Bytes the current arena holds. */
 size_t goblin_jim_used(void)
 {
-    return used;
+    return arena_or_main(current)->used;
 }
 
-/* Runs objv as a command with allocations capped at `limit` bytes in all (0: no cap). Returns
+/* A new, empty arena (for one library's interpreter). */
+Arena *goblin_jim_arena_new(void)
+{
+    Arena *a = calloc(1, sizeof(Arena));
+    if (a == NULL) {
+        abort();
+    }
+    return a;
+}
+
+/* Makes `a` (NULL: the EVAL interpreter's) the arena new blocks go to; returns the previous one. */
+Arena *goblin_jim_arena_use(Arena *a)
+{
+    Arena *prev = current;
+    current = a;
+    return prev;
+}
+
+/* Bytes an arena holds (NULL: the EVAL interpreter's). */
+size_t goblin_jim_arena_used(Arena *a)
+{
+    return arena_or_main(a)->used;
+}
+
+/* Frees every block of an arena (NULL: the EVAL interpreter's), after goblin_jim_call returned
+ * -1: the interpreter, abandoned mid-command, cannot free itself. */
+void goblin_jim_arena_clear(Arena *a)
+{
+    Block *b;
+    a = arena_or_main(a);
+    if (a->head.next == NULL) {
+        return;
+    }
+    while ((b = a->head.next) != &a->head) {
+        unlink_block(b);
+        free(b);
+    }
+    a->used = 0;
+}
+
+/* Frees an arena made by goblin_jim_arena_new and every block left in it. */
+void goblin_jim_arena_free(Arena *a)
+{
+    if (current == a) {
+        current = NULL;
+    }
+    goblin_jim_arena_clear(a);
+    free(a);
+}
+
+/* Runs objv as a command with allocations capped at `limit` bytes per arena (0: no cap). Returns
  * Jim's code, or -1 when an allocation past the cap abandoned the interpreter. */
 int goblin_jim_call(Jim_Interp *interp, int objc, Jim_Obj *const *objv, size_t limit)
 {
@@ -110,21 +179,6 @@ int goblin_jim_call(Jim_Interp *interp, int objc, Jim_Obj *const *objv, size_t l
 void goblin_jim_host(int entering)
 {
     in_host += entering ? 1 : -1;
-}
-
-/* Frees every block of this thread's interpreters (after goblin_jim_call returned -1: the
- * interpreter, abandoned mid-command, cannot free itself). */
-void goblin_jim_free_all(void)
-{
-    Block *b;
-    if (blocks.next == NULL) {
-        return;
-    }
-    while ((b = blocks.next) != &blocks) {
-        unlink_block(b);
-        free(b);
-    }
-    used = 0;
 }
 
 /* ---- Tagged values ----

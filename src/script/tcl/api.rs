@@ -30,7 +30,7 @@ pub unsafe fn register(interp: *mut Interp) {
 }
 
 const SUBCOMMANDS: &str = "call, pcall, error_reply, status_reply, sha1hex, log, setresp, nil, \
-                           bool, int, double, bulk, map, set or type";
+                           bool, int, double, bulk, map, set, type or register_function";
 
 unsafe fn fail(interp: *mut Interp, msg: &[u8]) -> c_int {
     set_result_bytes(interp, msg);
@@ -85,6 +85,12 @@ unsafe fn redis_subcommand(interp: *mut Interp, argc: c_int, argv: *const *mut O
         }
         b"log" => return log(interp, args),
         b"setresp" => return setresp(interp, args),
+        b"register_function" => {
+            return match super::functions::register_function(interp, args) {
+                Ok(()) => ok(interp, new_string(interp, b"")),
+                Err(msg) => fail(interp, format!("ERR {msg}").as_bytes()),
+            }
+        }
         b"nil" => match args {
             [] => Ok(new_tagged(interp, b"", TAG_NIL, std::ptr::null_mut())),
             _ => return fail(interp, b"wrong # args: should be \"redis nil\""),
@@ -383,29 +389,38 @@ unsafe fn write_elements(interp: *mut Interp, v: *mut Obj, resp: u8, sink: &mut 
     }
 }
 
-/// Writes the error a script raised: a tagged error (`error [redis error_reply ...]`, or a
-/// `redis pcall` error) replies its text as it is; any other message gets the `ERR` code unless
-/// it carries one, and names the script and the line.
+/// Writes the error a script raised (see `error_text`), naming the script.
 ///
 /// # Safety
 /// `v` is a live object of `interp`.
-pub unsafe fn write_error(interp: *mut Interp, v: *mut Obj, sha: &str, sink: &mut Sink) {
+pub unsafe fn write_error(interp: *mut Interp, v: *mut Obj, script: &str, sink: &mut Sink) {
+    sink.error(&error_text(interp, v, Some(script)));
+}
+
+/// The text of an error raised in `interp`: a tagged error (`error [redis error_reply ...]`, or a
+/// `redis pcall` error) is its text as it is; any other message gets the `ERR` code unless it
+/// carries one, then the script's name (`script: <sha or function>`, if given) and the line.
+///
+/// # Safety
+/// `v` is a live object of `interp`.
+pub unsafe fn error_text(interp: *mut Interp, v: *mut Obj, script: Option<&str>) -> Vec<u8> {
     let text = bytes(v);
     if goblin_jim_kind(v) == TAG_ERROR {
-        sink.error(text);
-        return;
+        return text.to_vec();
     }
     let mut msg = if starts_with_code(text) {
         text.to_vec()
     } else {
         [b"ERR ", text].concat()
     };
-    msg.extend_from_slice(format!(" script: {sha}").as_bytes());
+    if let Some(script) = script {
+        msg.extend_from_slice(format!(" script: {script}").as_bytes());
+    }
     let line = goblin_jim_error_line(interp);
     if line > 0 {
         msg.extend_from_slice(format!(", on line {line}.").as_bytes());
     }
-    sink.error(&msg);
+    msg
 }
 
 /// Whether an error message starts with a code: an upper-case word, then a space.

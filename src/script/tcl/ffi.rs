@@ -13,6 +13,13 @@ pub struct Obj {
     _opaque: [u8; 0],
 }
 
+/// Where an interpreter's blocks are kept and counted (glue.c): the EVAL interpreter's (null) or
+/// one function library's.
+#[repr(C)]
+pub struct Arena {
+    _opaque: [u8; 0],
+}
+
 pub const JIM_OK: c_int = 0;
 pub const JIM_ERR: c_int = 1;
 pub const JIM_RETURN: c_int = 2;
@@ -48,6 +55,7 @@ extern "C" {
         del: *mut c_void,
     ) -> c_int;
     pub fn Jim_DeleteCommand(interp: *mut Interp, name: *mut Obj) -> c_int;
+    pub fn Jim_GetCommand(interp: *mut Interp, name: *mut Obj, flags: c_int) -> *mut c_void;
     pub fn Jim_EvalObjVector(interp: *mut Interp, objc: c_int, objv: *const *mut Obj) -> c_int;
     pub fn Jim_ScriptIsComplete(
         interp: *mut Interp,
@@ -65,7 +73,16 @@ extern "C" {
     pub fn Jim_GetDouble(interp: *mut Interp, obj: *mut Obj, v: *mut f64) -> c_int;
 
     pub fn goblin_jim_new() -> *mut Interp;
+    /// Bytes of the current arena.
     pub fn goblin_jim_used() -> usize;
+    pub fn goblin_jim_arena_new() -> *mut Arena;
+    /// Makes `arena` (null: the EVAL interpreter's) the one new blocks go to; the previous one.
+    pub fn goblin_jim_arena_use(arena: *mut Arena) -> *mut Arena;
+    pub fn goblin_jim_arena_used(arena: *mut Arena) -> usize;
+    /// Frees every block of an arena whose interpreter was abandoned.
+    pub fn goblin_jim_arena_clear(arena: *mut Arena);
+    /// Frees a library's arena and whatever blocks are left in it.
+    pub fn goblin_jim_arena_free(arena: *mut Arena);
     /// `Jim_EvalObjVector` with allocations capped at `limit` bytes; -1 if the cap abandoned the
     /// interpreter (see glue.c).
     pub fn goblin_jim_call(
@@ -75,7 +92,6 @@ extern "C" {
         limit: usize,
     ) -> c_int;
     pub fn goblin_jim_host(entering: c_int);
-    pub fn goblin_jim_free_all();
     pub fn goblin_jim_tagged(
         interp: *mut Interp,
         s: *const c_char,

@@ -24,13 +24,20 @@
 //! After a kill, an out-of-memory stop, or a run that created global variables or created, renamed
 //! or deleted a command, the interpreter is rebuilt and every cached script defined again: nothing
 //! a script leaves survives into the next, and the memory is returned.
+//!
+//! # Functions
+//! Function libraries (`functions.rs`) each get an interpreter of their own, with its own memory
+//! arena (glue.c), so SCRIPT FLUSH, a rebuild or an abandoned interpreter here never touches them;
+//! a function runs through the same `execute` as a script.
 
 mod api;
 mod ffi;
+mod functions;
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
+use std::time::Instant;
 
 use self::ffi::*;
 use super::cache::{ScriptCache, Sha};
@@ -56,6 +63,8 @@ struct Hooks {
     countdown: Cell<u32>,
     /// The memory limit (0: none).
     limit: Cell<usize>,
+    /// When a library's loading run (which has no `Run`) must stop.
+    deadline: Cell<Option<Instant>>,
 }
 
 thread_local! {
@@ -65,6 +74,7 @@ thread_local! {
             stopped: Cell::new(Stopped::No),
             countdown: Cell::new(HOOK_EVERY),
             limit: Cell::new(0),
+            deadline: Cell::new(None),
         }
     };
 }
@@ -79,10 +89,11 @@ unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
     (p as *mut Run).as_mut()
 }
 
-/// Our patch's interrupt hook: non-zero stops the script.
+/// Our patch's interrupt hook: non-zero stops the script (or the loading run).
 unsafe extern "C" fn interrupt(_interp: *mut Interp) -> c_int {
     HOOKS.with(|h| {
-        if h.run.get().is_null() {
+        let deadline = h.deadline.get();
+        if h.run.get().is_null() && deadline.is_none() {
             return 0;
         }
         if h.stopped.get() != Stopped::No {
@@ -99,6 +110,13 @@ unsafe extern "C" fn interrupt(_interp: *mut Interp) -> c_int {
             return 0;
         }
         h.countdown.set(HOOK_EVERY);
+        if let Some(deadline) = deadline {
+            if Instant::now() > deadline {
+                h.stopped.set(Stopped::Killed);
+                return 1;
+            }
+            return 0;
+        }
         // SAFETY: the run pointer is set for the duration of the script.
         let run = &mut *(h.run.get() as *mut Run);
         match run.check_budget() {
@@ -166,17 +184,9 @@ impl Vm {
         unsafe {
             let body = new_string(self.interp, body);
             goblin_jim_incr(body);
-            let mut missing: std::ffi::c_char = 0;
-            let complete = Jim_ScriptIsComplete(self.interp, body, &mut missing) != 0;
-            let r = if !complete {
+            let r = if let Some(missing) = incomplete(self.interp, body) {
                 Err(format!(
-                    "ERR Error compiling script (new function): missing {}",
-                    match missing as u8 {
-                        b'{' => "close-brace",
-                        b'[' => "close-bracket",
-                        b'"' => "quote",
-                        _ => "terminator",
-                    }
+                    "ERR Error compiling script (new function): missing {missing}"
                 ))
             } else {
                 let objv = [
@@ -201,6 +211,123 @@ impl Vm {
     }
 }
 
+/// What a body that does not parse lacks (`close-brace`...); `None` if it parses.
+///
+/// # Safety
+/// `body` is a live object of `interp`.
+unsafe fn incomplete(interp: *mut Interp, body: *mut Obj) -> Option<&'static str> {
+    let mut missing: std::ffi::c_char = 0;
+    if Jim_ScriptIsComplete(interp, body, &mut missing) != 0 {
+        return None;
+    }
+    Some(match missing as u8 {
+        b'{' => "close-brace",
+        b'[' => "close-bracket",
+        b'"' => "quote",
+        _ => "terminator",
+    })
+}
+
+/// Makes an arena the one new Jim blocks go to while it lives (glue.c); the previous one after.
+struct InArena(*mut Arena);
+
+impl InArena {
+    fn enter(arena: *mut Arena) -> InArena {
+        // SAFETY: the arena is live (or null, the EVAL interpreter's).
+        InArena(unsafe { goblin_jim_arena_use(arena) })
+    }
+}
+
+impl Drop for InArena {
+    fn drop(&mut self) {
+        // SAFETY: as `enter`.
+        unsafe { goblin_jim_arena_use(self.0) };
+    }
+}
+
+/// A Tcl list of byte strings (`items` is a reused buffer).
+///
+/// # Safety
+/// `interp` is live.
+unsafe fn list(interp: *mut Interp, items: &mut Vec<*mut Obj>, args: Args) -> *mut Obj {
+    items.clear();
+    for a in args.iter() {
+        items.push(new_string(interp, a));
+    }
+    Jim_NewListObj(interp, items.as_ptr(), items.len() as c_int)
+}
+
+/// What a run left of its interpreter.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// Still usable, if still clean (`Vm::is_clean`).
+    Kept,
+    /// Killed or past the memory limit between two commands: to be rebuilt.
+    Stopped,
+    /// A memory cap jumped out of it mid-command: its arena is to be cleared, the interpreter
+    /// never touched again.
+    Abandoned,
+}
+
+/// Runs the command `objv` (a script's proc, or a function's callback, then the keys and the
+/// arguments) as a script run in `interp`: the interrupt hook asks `run`'s budget, allocations are
+/// capped at `tcl-memory-limit`, and the result or the error (naming `run.script_name()`) is
+/// written to `run.ctx.out`.
+///
+/// # Safety
+/// `interp` is live and its arena the current one; `objv` are objects of it.
+unsafe fn execute(interp: *mut Interp, objv: &[*mut Obj], run: &mut Run) -> After {
+    let limit = run.ctx.srv.config.tcl_memory_limit as usize;
+    HOOKS.with(|h| {
+        // CONFIG SET tcl-memory-limit takes effect from the next call.
+        h.limit.set(limit);
+        h.stopped.set(Stopped::No);
+        h.countdown.set(HOOK_EVERY);
+        // The `Run` is reached through HOOKS only while the command runs, and used directly
+        // again after it is unset.
+        h.run.set(run as *mut Run as *mut c_void);
+    });
+    let rc = goblin_jim_call(interp, objv.len() as c_int, objv.as_ptr(), limit);
+    let stopped = HOOKS.with(|h| {
+        h.run.set(ptr::null_mut());
+        let stopped = h.stopped.replace(Stopped::No);
+        if rc == -1 {
+            Stopped::OutOfMemory
+        } else {
+            stopped
+        }
+    });
+    let name = run.script_name().to_string();
+    let resp = run.resp;
+    let mut sink = Sink::new(run.ctx.out);
+    match stopped {
+        Stopped::Killed => sink.error(format!("{KILLED_ERROR} script: {name}").as_bytes()),
+        Stopped::OutOfMemory => sink.error(
+            format!(
+                "ERR Out of memory running script (tcl-memory-limit is {limit} bytes) script: {name}"
+            )
+            .as_bytes(),
+        ),
+        // The result is a live object of the interpreter until the next command.
+        Stopped::No => {
+            let result = goblin_jim_result(interp);
+            match rc {
+                JIM_OK | JIM_RETURN => api::write_result(interp, result, resp, &mut sink),
+                JIM_ERR => api::write_error(interp, result, &name, &mut sink),
+                other => sink.error(
+                    format!("ERR script ended with Tcl return code {other} script: {name}")
+                        .as_bytes(),
+                ),
+            }
+        }
+    }
+    match (rc, stopped) {
+        (-1, _) => After::Abandoned,
+        (_, Stopped::No) => After::Kept,
+        _ => After::Stopped,
+    }
+}
+
 impl Drop for Vm {
     fn drop(&mut self) {
         if !self.interp.is_null() {
@@ -214,6 +341,7 @@ pub struct Tcl {
     cache: ScriptCache<Compiled>,
     vm: Vm,
     items: Vec<*mut Obj>,
+    functions: functions::Functions,
 }
 
 impl Tcl {
@@ -223,6 +351,7 @@ impl Tcl {
             cache: ScriptCache::default(),
             vm: Vm::new(),
             items: Vec::new(),
+            functions: functions::Functions::default(),
         }
     }
 
@@ -258,7 +387,7 @@ impl Tcl {
         }
         self.vm.interp = ptr::null_mut();
         // SAFETY: nothing refers to the abandoned interpreter's blocks any more.
-        unsafe { goblin_jim_free_all() };
+        unsafe { goblin_jim_arena_clear(ptr::null_mut()) };
         self.define_all();
     }
 
@@ -269,16 +398,6 @@ impl Tcl {
             unsafe { goblin_jim_decr(interp, c.name) };
             c.name = ptr::null_mut();
         }
-    }
-
-    /// A Tcl list of byte strings.
-    unsafe fn list(&mut self, args: Args) -> *mut Obj {
-        let interp = self.vm.interp;
-        self.items.clear();
-        for a in args.iter() {
-            self.items.push(new_string(interp, a));
-        }
-        Jim_NewListObj(interp, self.items.as_ptr(), self.items.len() as c_int)
     }
 }
 
@@ -338,54 +457,17 @@ impl Engine for Tcl {
             return false;
         };
         let interp = self.vm.interp;
-        HOOKS.with(|h| {
-            // CONFIG SET tcl-memory-limit takes effect from the next call.
-            h.limit.set(run.ctx.srv.config.tcl_memory_limit as usize);
-            h.stopped.set(Stopped::No);
-            h.countdown.set(HOOK_EVERY);
-        });
-        // SAFETY: objects are owned as Jim's reference counts say; the `Run` is reached through
-        // HOOKS only while the proc runs, and used directly again after it is unset.
-        let (rc, stopped) = unsafe {
-            let keys = self.list(keys);
-            let argv = self.list(argv);
-            HOOKS.with(|h| h.run.set(run as *mut Run as *mut c_void));
-            let limit = HOOKS.with(|h| h.limit.get());
-            let rc = goblin_jim_call(interp, 3, [name, keys, argv].as_ptr(), limit);
-            if rc == -1 {
-                HOOKS.with(|h| h.stopped.set(Stopped::OutOfMemory));
-            }
-            HOOKS.with(|h| h.run.set(ptr::null_mut()));
-            (rc, HOOKS.with(|h| h.stopped.replace(Stopped::No)))
+        // SAFETY: objects of the EVAL interpreter, whose arena is the current one.
+        let after = unsafe {
+            let keys = list(interp, &mut self.items, keys);
+            let argv = list(interp, &mut self.items, argv);
+            execute(interp, &[name, keys, argv], run)
         };
-        let sha_text = run.sha_str().to_string();
-        let (resp, limit) = (run.resp, run.ctx.srv.config.tcl_memory_limit);
-        let mut sink = Sink::new(run.ctx.out);
-        match stopped {
-            Stopped::Killed => sink.error(format!("{KILLED_ERROR} script: {sha_text}").as_bytes()),
-            Stopped::OutOfMemory => sink.error(
-                format!(
-                    "ERR Out of memory running script (tcl-memory-limit is {limit} bytes) script: {sha_text}"
-                )
-                .as_bytes(),
-            ),
-            // SAFETY: the result is a live object of the interpreter until the next command.
-            Stopped::No => unsafe {
-                let result = goblin_jim_result(interp);
-                match rc {
-                    JIM_OK | JIM_RETURN => api::write_result(interp, result, resp, &mut sink),
-                    JIM_ERR => api::write_error(interp, result, &sha_text, &mut sink),
-                    other => sink.error(
-                        format!("ERR script ended with Tcl return code {other} script: {sha_text}")
-                            .as_bytes(),
-                    ),
-                }
-            },
-        }
-        if rc == -1 {
-            self.abandon();
-        } else if stopped != Stopped::No || !self.vm.is_clean() {
-            self.rebuild();
+        match after {
+            After::Abandoned => self.abandon(),
+            After::Stopped => self.rebuild(),
+            After::Kept if !self.vm.is_clean() => self.rebuild(),
+            After::Kept => {}
         }
         true
     }
@@ -397,8 +479,8 @@ impl Engine for Tcl {
     }
 
     fn memory(&self) -> usize {
-        // SAFETY: reads this thread's counter.
-        unsafe { goblin_jim_used() }
+        // SAFETY: reads the EVAL interpreter's counter.
+        unsafe { goblin_jim_arena_used(ptr::null_mut()) }
     }
 
     fn cache_len(&self) -> usize {
@@ -411,6 +493,33 @@ impl Engine for Tcl {
 
     fn evicted(&self) -> u64 {
         self.cache.evicted
+    }
+
+    fn load_library(
+        &mut self,
+        lib: super::function::LibId,
+        code: &[u8],
+    ) -> Result<Vec<super::function::Registered>, String> {
+        self.functions.load(lib, code)
+    }
+
+    fn call_function(
+        &mut self,
+        run: &mut Run,
+        lib: super::function::LibId,
+        index: usize,
+        keys: Args,
+        args: Args,
+    ) {
+        self.functions.call(run, lib, index, keys, args);
+    }
+
+    fn drop_library(&mut self, lib: super::function::LibId) {
+        self.functions.drop_library(lib);
+    }
+
+    fn functions_memory(&self) -> usize {
+        self.functions.memory()
     }
 }
 
