@@ -49,7 +49,7 @@ const ENGINES: &[Engine] = &[
 ];
 
 /// Engines (by name) whose functions are not built yet: the function column skips them.
-const WITHOUT_FUNCTIONS: &[&str] = &["tcl", "upython", "wren"];
+const WITHOUT_FUNCTIONS: &[&str] = &["tcl", "wren"];
 
 /// A case's body as a library with one function, `matrix_case`, whose parameters are named KEYS
 /// and ARGV so the body runs unchanged; `None` for an engine in `WITHOUT_FUNCTIONS`.
@@ -62,6 +62,11 @@ fn library(engine: &Engine, body: &[u8]) -> Option<Vec<u8>> {
         ),
         "quickjs" => format!(
             "#!js name=matrix\nredis.register_function('matrix_case', function (KEYS, ARGV) {{\n{body}\n}});"
+        ),
+        // The body indented by a tab under the `def` (as UPYTHON.EVAL wraps it).
+        "upython" => format!(
+            "#!python name=matrix\ndef matrix_case(KEYS, ARGV):\n\t{}\n\tpass\nredis.register_function('matrix_case', matrix_case)",
+            body.replace('\n', "\n\t")
         ),
         other => {
             assert!(
