@@ -726,7 +726,7 @@ fn automatic_rewrite_on_growth() {
 fn function_libraries_survive_restarts_and_rewrites() {
     let dir = persistent_dir("functions");
     let d = dir.to_str().unwrap();
-    let libraries: [(&str, &str, &str); 3] = [
+    let libraries: [(&str, &str, &str); 4] = [
         (
             "#!lua name=libl\nredis.register_function('fl', function(keys, args) return 'lua:' .. args[1] end)",
             "fl",
@@ -741,6 +741,11 @@ fn function_libraries_survive_restarts_and_rewrites() {
             "#!js name=libj\nredis.register_function('fj', (keys, args) => 'js:' + args[0])",
             "fj",
             "$4\r\njs:x\r\n",
+        ),
+        (
+            "#!python name=libp\nredis.register_function('fp', lambda keys, args: b'python:' + args[0])",
+            "fp",
+            "$8\r\npython:x\r\n",
         ),
     ];
     let check = |c: &mut Raw| {
