@@ -659,7 +659,7 @@ fn micropython_functions() {
         redis.register_function(function_name='get', callback=lambda keys, args: total(keys[0]), flags=['no-writes'], description='one total')\n\
         redis.register_function({'function_name': 'sum', 'callback': lambda keys, args: sum(total(k) for k in keys), 'flags': ('NO-WRITES', 'allow-oom')})\n\
         redis.register_function(function_name='ro_write', callback=lambda keys, args: redis.call('SET', keys[0], 'x'), flags=['no-writes'])\n\
-        redis.register_function('calls', lambda keys, args: calls[0])\n\
+        redis.register_function(function_name='calls', callback=lambda keys, args: calls[0], flags=None, description=None)\n\
         redis.register_function('args', lambda keys, args: [len(keys), len(args), keys, args])\n\
         def resp3(keys, args):\n    redis.setresp(3)\n    return [redis.call('HGETALL', 'h'), {'double': 1.5}]\n\
         redis.register_function('resp3', resp3)";
@@ -736,6 +736,7 @@ fn micropython_functions() {
         ("redis.register_function(function_name='a', callback=1)", "callback argument given to redis.register_function must be a function"),
         ("redis.register_function(callback=len)", "redis.register_function must get a function name argument"),
         ("redis.register_function(function_name='a')", "redis.register_function must get a callback argument"),
+        ("redis.register_function(function_name='a', callback=None)", "redis.register_function must get a callback argument"),
         ("redis.call('SET', 'a', 'b')", "redis.call is only available while a script runs"),
         ("redis.pcall('SET', 'a', 'b')", "redis.call is only available while a script runs"),
         ("while True:\n    pass", "FUNCTION LOAD timeout"),

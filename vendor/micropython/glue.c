@@ -463,6 +463,11 @@ static mp_obj_t redis_register_function(size_t n_args, const mp_obj_t *args, mp_
       else if (key_is(key, "flags")) flags = value;
       else raise_redis("ERR unknown argument given to redis.register_function");
     }
+    /* None is an argument not given, as Python's defaults go. */
+    if (name == mp_const_none) name = MP_OBJ_NULL;
+    if (desc == mp_const_none) desc = MP_OBJ_NULL;
+    if (callback == mp_const_none) callback = MP_OBJ_NULL;
+    if (flags == mp_const_none) flags = MP_OBJ_NULL;
     if (name != MP_OBJ_NULL && !get_bytes(name, &name_p, &name_len)) {
       raise_redis("ERR function_name argument given to redis.register_function must be a string");
     }
