@@ -726,7 +726,7 @@ fn automatic_rewrite_on_growth() {
 fn function_libraries_survive_restarts_and_rewrites() {
     let dir = persistent_dir("functions");
     let d = dir.to_str().unwrap();
-    let libraries: [(&str, &str, &str); 5] = [
+    let libraries: [(&str, &str, &str); 6] = [
         (
             "#!lua name=libl\nredis.register_function('fl', function(keys, args) return 'lua:' .. args[1] end)",
             "fl",
@@ -751,6 +751,11 @@ fn function_libraries_survive_restarts_and_rewrites() {
             "#!tcl name=libt\nproc ft {KEYS ARGV} {return tcl:[lindex $ARGV 0]}\nredis register_function ft ft",
             "ft",
             "$5\r\ntcl:x\r\n",
+        ),
+        (
+            "#!python name=libp\nredis.register_function('fp', lambda keys, args: b'python:' + args[0])",
+            "fp",
+            "$8\r\npython:x\r\n",
         ),
     ];
     let check = |c: &mut Raw| {

@@ -321,6 +321,10 @@ const LIBRARIES: &[(&str, &str)] = &[
         "tcl",
         "#!tcl name=lib_tcl\nproc twice {x} {expr {$x * 2}}\nredis register_function tcl_twice {apply {{KEYS ARGV} {twice [lindex $ARGV 0]}}}\nredis register_function {function_name tcl_get callback {apply {{KEYS ARGV} {redis call GET [lindex $KEYS 0]}}} flags no-writes}",
     ),
+    (
+        "python",
+        "#!python name=lib_python\ndef twice(x):\n    return x * 2\nredis.register_function('python_twice', lambda keys, args: twice(int(args[0])))\nredis.register_function(function_name='python_get', callback=lambda keys, args: redis.call('GET', keys[0]), flags=['no-writes'])",
+    ),
 ];
 
 fn check_libraries(c: &mut Raw) {
@@ -466,6 +470,7 @@ fn stats_while_a_function_runs_in_every_engine() {
         "#!js name=spin_js\nredis.register_function('spin_js', () => { while (true) {} })",
         "#!wren name=spin_wren\nRedis.registerFunction(\"spin_wren\", Fn.new {\n  while (true) {}\n})",
         "#!tcl name=spin_tcl\nproc spin {KEYS ARGV} {while 1 {}}\nredis register_function spin_tcl spin",
+        "#!python name=spin_python\ndef spin(keys, args):\n    while True:\n        pass\nredis.register_function('spin_python', spin)",
     ];
     let g = goblin(&["--busy-reply-threshold", "200"]);
     let mut c = g.raw();
@@ -538,6 +543,12 @@ fn loading_runs_in_every_engine() {
             "while (true) {}",
             "Redis",
         ),
+        (
+            "python",
+            "redis.call('SET', 'a', 'b')",
+            "while True:\n    pass",
+            "redis",
+        ),
     ] {
         let refused = show(&load(&mut c, &format!("#!{engine} name=x\n{call}")));
         assert!(
@@ -558,6 +569,11 @@ fn loading_runs_in_every_engine() {
         "{got}"
     );
     let got = show(&c.cmd_str("QUICKJS.EVAL \"redis.register_function('a', () => 1)\" 0"));
+    assert!(
+        got.contains("redis.register_function can only be called on FUNCTION LOAD command"),
+        "{got}"
+    );
+    let got = show(&c.cmd_str("UPYTHON.EVAL \"redis.register_function('a', len)\" 0"));
     assert!(
         got.contains("redis.register_function can only be called on FUNCTION LOAD command"),
         "{got}"
@@ -640,9 +656,22 @@ fn loading_runs_in_every_engine() {
     );
     assert_eq!(c.cmd_str("TCL.SCRIPT FLUSH"), b"+OK\r\n");
     assert!(show(&c.cmd_str("FCALL tcl_err 0")).contains("boom"));
+    assert_eq!(
+        load(
+            &mut c,
+            "#!python name=p\n\ndef err(keys, args):\n    raise ValueError('boom')\nredis.register_function('python_err', err)"
+        )[0],
+        b'$'
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL python_err 0")),
+        "-ERR ValueError: boom script: python_err, on user_function:4.\\r\\n"
+    );
     // SCRIPT FLUSH of an engine leaves its functions alone.
     assert_eq!(c.cmd_str("WREN.SCRIPT FLUSH"), b"+OK\r\n");
     assert!(show(&c.cmd_str("FCALL wren_err 0")).contains("boom"));
+    assert_eq!(c.cmd_str("UPYTHON.SCRIPT FLUSH"), b"+OK\r\n");
+    assert!(show(&c.cmd_str("FCALL python_err 0")).contains("boom"));
     assert_eq!(c.cmd_str("QUICKJS.SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("LUAU.SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
@@ -676,6 +705,10 @@ fn memory_limit_in_every_engine() {
         (
             "wren-memory-limit",
             "#!wren name=bomb_wren\nRedis.registerFunction(\"bomb_wren\", Fn.new {\n  var t = []\n  var x = \"x\" * 1000\n  while (true) t.add(x + t.count.toString)\n})\nRedis.registerFunction(\"fine_wren\", Fn.new { \"still fine\" })",
+        ),
+        (
+            "upython-memory-limit",
+            "#!python name=bomb_python\ndef bomb(keys, args):\n    t = []\n    while True:\n        t.append(b'x' * 1000000 + str(len(t)).encode())\nredis.register_function('bomb_python', bomb)\nredis.register_function('fine_python', lambda keys, args: 'still fine')",
         ),
     ] {
         assert_eq!(
@@ -1023,4 +1056,196 @@ fn tcl_libraries() {
     assert_eq!(c.cmd_str("TCL.SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("SCRIPT FLUSH"), b"+OK\r\n");
     assert_eq!(c.cmd_str("FCALL add 1 a 1"), b":11\r\n");
+}
+
+/// MicroPython's functions: both registration forms (and the dict form), flags, every
+/// registration error, the loading run's limits, shared helpers and state, isolation between
+/// libraries, the registry commands and SCRIPT FLUSH / a new heap leaving libraries loaded.
+#[test]
+fn micropython_functions() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let shop = "#!python name=shop\n\
+        PREFIX = 'item:'\n\
+        calls = [0]\n\
+        def key(k):\n    return PREFIX + k.decode()\n\
+        def total(k):\n    return int(redis.call('GET', key(k)) or 0)\n\
+        def add(keys, args):\n    calls[0] += 1\n    return redis.call('INCRBY', key(keys[0]), args[0])\n\
+        redis.register_function('add', add)\n\
+        redis.register_function(function_name='get', callback=lambda keys, args: total(keys[0]), flags=['no-writes'], description='one total')\n\
+        redis.register_function({'function_name': 'sum', 'callback': lambda keys, args: sum(total(k) for k in keys), 'flags': ('NO-WRITES', 'allow-oom')})\n\
+        redis.register_function(function_name='ro_write', callback=lambda keys, args: redis.call('SET', keys[0], 'x'), flags=['no-writes'])\n\
+        redis.register_function(function_name='calls', callback=lambda keys, args: calls[0], flags=None, description=None)\n\
+        redis.register_function('args', lambda keys, args: [len(keys), len(args), keys, args])\n\
+        def resp3(keys, args):\n    redis.setresp(3)\n    return [redis.call('HGETALL', 'h'), {'double': 1.5}]\n\
+        redis.register_function('resp3', resp3)";
+    assert_eq!(load(&mut c, shop), b"$4\r\nshop\r\n");
+    let cases: &[(&str, &str)] = &[
+        ("FCALL add 1 a 5", ":5\\r\\n"),
+        ("FCALL add 1 a 7", ":12\\r\\n"),
+        ("FCALL add 1 b 1", ":1\\r\\n"),
+        ("FCALL_RO get 1 a", ":12\\r\\n"),
+        ("FCALL_RO sum 3 a b c", ":13\\r\\n"),
+        ("FCALL calls 0", ":3\\r\\n"),
+        (
+            "FCALL_RO add 1 a 1",
+            "-ERR Can not execute a script with write flag using *_ro command.\\r\\n",
+        ),
+        (
+            "FCALL ro_write 1 a",
+            "-ERR Write commands are not allowed from read-only scripts. script: ro_write, on user_function:14.\\r\\n",
+        ),
+        (
+            "FCALL args 2 k1 k2 a1",
+            "*4\\r\\n:2\\r\\n:1\\r\\n*2\\r\\n$2\\r\\nk1\\r\\n$2\\r\\nk2\\r\\n*1\\r\\n$2\\r\\na1\\r\\n",
+        ),
+        ("FCALL args 0", "*4\\r\\n:0\\r\\n:0\\r\\n*0\\r\\n*0\\r\\n"),
+    ];
+    let check = |c: &mut Raw| {
+        for (line, want) in cases {
+            assert_eq!(show(&c.cmd_str(line)), *want, "{line}");
+        }
+    };
+    check(&mut c);
+    c.cmd_str("HSET h f v");
+    assert_eq!(
+        show(&c.cmd_str("HELLO 3")[..1]),
+        "%",
+        "RESP3 for the next reply"
+    );
+    assert_eq!(
+        show(&c.cmd_str("FCALL resp3 0")),
+        "*2\\r\\n%1\\r\\n$1\\r\\nf\\r\\n$1\\r\\nv\\r\\n,1.5\\r\\n"
+    );
+    c.cmd_str("HELLO 2");
+    let listed = show(&c.cmd_str("FUNCTION LIST WITHCODE"));
+    assert!(listed.contains("$6\\r\\nPYTHON\\r\\n"), "{listed}");
+    assert!(listed.contains("$9\\r\\none total\\r\\n"), "{listed}");
+    assert!(
+        listed.contains("*2\\r\\n+no-writes\\r\\n+allow-oom\\r\\n"),
+        "{listed}"
+    );
+    let stats = show(&c.cmd_str("FUNCTION STATS"));
+    assert!(
+        stats.contains("$6\\r\\nPYTHON\\r\\n*4\\r\\n$15\\r\\nlibraries_count\\r\\n:1\\r\\n$15\\r\\nfunctions_count\\r\\n:7\\r\\n"),
+        "{stats}"
+    );
+
+    // Every registration error, as Redis's Lua words it (no line), and what else fails a load.
+    let errors: &[(&str, &str)] = &[
+        ("redis.register_function('a')", "calling redis.register_function with a single argument is only applicable to a dict (representing named arguments)."),
+        ("redis.register_function()", "wrong number of arguments to redis.register_function"),
+        ("redis.register_function('a', len, 1)", "wrong number of arguments to redis.register_function"),
+        ("redis.register_function('a', len, flags=[])", "wrong number of arguments to redis.register_function"),
+        ("redis.register_function(1, len)", "first argument to redis.register_function must be a string"),
+        ("redis.register_function('a', 1)", "second argument to redis.register_function must be a function"),
+        ("redis.register_function('a-b', len)", "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"),
+        ("redis.register_function('', len)", "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"),
+        ("redis.register_function('a', len)\nredis.register_function('a', len)", "Function already exists in the library"),
+        ("redis.register_function({1: 'a'})", "named argument key given to redis.register_function is not a string"),
+        ("redis.register_function(function_name='a', callback=len, foo=1)", "unknown argument given to redis.register_function"),
+        ("redis.register_function(function_name=1, callback=len)", "function_name argument given to redis.register_function must be a string"),
+        ("redis.register_function(function_name='a', callback=len, description=1)", "description argument given to redis.register_function must be a string"),
+        ("redis.register_function(function_name='a', callback=len, flags='no-writes')", "flags argument to redis.register_function must be a list representing function flags"),
+        ("redis.register_function(function_name='a', callback=len, flags=['bad'])", "unknown flag given"),
+        ("redis.register_function(function_name='a', callback=len, flags=[1])", "unknown flag given"),
+        ("redis.register_function(function_name='a', callback=1)", "callback argument given to redis.register_function must be a function"),
+        ("redis.register_function(callback=len)", "redis.register_function must get a function name argument"),
+        ("redis.register_function(function_name='a')", "redis.register_function must get a callback argument"),
+        ("redis.register_function(function_name='a', callback=None)", "redis.register_function must get a callback argument"),
+        ("redis.call('SET', 'a', 'b')", "redis.call is only available while a script runs"),
+        ("redis.pcall('SET', 'a', 'b')", "redis.call is only available while a script runs"),
+        ("while True:\n    pass", "FUNCTION LOAD timeout"),
+    ];
+    for (code, msg) in errors {
+        let got = show(&load(&mut c, &format!("#!python name=bad\n{code}")));
+        assert_eq!(
+            got,
+            format!("-ERR Error registering functions: ERR {msg}\\r\\n"),
+            "{code}"
+        );
+    }
+    let others: &[(&str, &str)] = &[
+        (
+            "redis.register_function('a', len)\nx = (",
+            "-ERR Error compiling function: SyntaxError: invalid syntax (user_function:4)\\r\\n",
+        ),
+        (
+            "redis.register_function('a', len)\n\nraise ValueError('bad')",
+            "-ERR Error registering functions: ERR ValueError: bad (user_function:4)\\r\\n",
+        ),
+        (
+            "import os",
+            "-ERR Error registering functions: ERR ImportError: import of 'os' is not allowed (allowed: math, collections, struct, array, redis) (user_function:2)\\r\\n",
+        ),
+        ("x = 1", "-ERR No functions registered\\r\\n"),
+        (
+            "redis.register_function('add', len)",
+            "-ERR Function add already exists\\r\\n",
+        ),
+    ];
+    for (code, want) in others {
+        let got = show(&load(&mut c, &format!("#!python name=bad\n{code}")));
+        assert_eq!(got, *want, "{code}");
+    }
+    // A registration error the library catches does not register; the rest loads.
+    let caught = "#!python name=caught\ntry:\n    redis.register_function('a-b', len)\nexcept redis.RedisError as e:\n    why = str(e)\nredis.register_function('why', lambda keys, args: why)";
+    assert_eq!(load(&mut c, caught), b"$6\r\ncaught\r\n");
+    assert_eq!(
+        show(&c.cmd_str("FCALL why 0")),
+        "$110\\r\\nERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\\r\\n"
+    );
+    // Nothing of a failed load stays: no library, no function, and the server serves.
+    let listed = show(&c.cmd_str("FUNCTION LIST LIBRARYNAME bad"));
+    assert_eq!(listed, "*0\\r\\n");
+    assert_eq!(
+        show(&c.cmd_str("FCALL a 0")),
+        "-ERR Function not found\\r\\n"
+    );
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+
+    // A library's globals are its own: another library cannot see them, nor can a script.
+    let peek = "#!python name=peek\nredis.register_function('peek', lambda keys, args: PREFIX)";
+    assert_eq!(load(&mut c, peek), b"$4\r\npeek\r\n");
+    let got = show(&c.cmd_str("FCALL peek 0"));
+    assert!(
+        got.starts_with("-ERR NameError: name 'PREFIX' isn't defined script: peek"),
+        "{got}"
+    );
+    let got = show(&c.cmd_str("UPYTHON.EVAL \"return PREFIX\" 0"));
+    assert!(got.starts_with("-ERR NameError"), "{got}");
+
+    // SCRIPT FLUSH and a new heap restart the VM: the libraries are loaded again.
+    assert_eq!(c.cmd_str("UPYTHON.SCRIPT FLUSH"), b"+OK\r\n");
+    assert_eq!(c.cmd_str("FCALL_RO get 1 a"), b":12\r\n");
+    assert_eq!(
+        c.cmd_str("CONFIG SET upython-memory-limit 32mb"),
+        b"+OK\r\n"
+    );
+    assert_eq!(c.cmd_str("FCALL_RO sum 2 a b"), b":13\r\n");
+
+    // REPLACE with a failing library keeps the old one; DELETE, DUMP + RESTORE, FLUSH.
+    let got = show(&c.cmd(&[
+        b"FUNCTION",
+        b"LOAD",
+        b"REPLACE",
+        b"#!python name=shop\nraise ValueError('no')",
+    ]));
+    assert!(got.starts_with("-ERR Error registering functions"), "{got}");
+    assert_eq!(c.cmd_str("FCALL_RO get 1 a"), b":12\r\n");
+    let dump = bulk(&c.cmd_str("FUNCTION DUMP"));
+    assert_eq!(c.cmd_str("FUNCTION DELETE peek"), b"+OK\r\n");
+    assert_eq!(
+        show(&c.cmd_str("FCALL peek 0")),
+        "-ERR Function not found\\r\\n"
+    );
+    assert_eq!(c.cmd_str("FUNCTION FLUSH"), b"+OK\r\n");
+    assert_eq!(
+        show(&c.cmd_str("FCALL add 1 a 1")),
+        "-ERR Function not found\\r\\n"
+    );
+    assert_eq!(c.cmd(&[b"FUNCTION", b"RESTORE", &dump]), b"+OK\r\n");
+    c.cmd_str("FLUSHALL");
+    check(&mut c);
+    assert!(show(&c.cmd_str("FCALL peek 0")).contains("NameError"));
 }

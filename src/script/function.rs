@@ -1,17 +1,18 @@
 //! Redis Functions (Redis 7's functions.c): the library registry behind FUNCTION LOAD, LIST,
 //! DELETE, FLUSH, DUMP, RESTORE, STATS and FCALL/FCALL_RO, for every engine.
 //!
-//! A library is source whose first line names its engine and itself (`#!lua name=mylib`,
-//! `#!luau name=...`, `#!js name=...`: the engine's `EngineId::shebang`). Its engine runs it once,
-//! in a loading run where it may only register functions (`redis.register_function` in each
-//! engine's idiom), and keeps each registered callback under (library id, index); the registry
-//! here keeps the code, the names, descriptions and flags, and finds a function for FCALL.
+//! A library is source whose first line names its engine and itself (`#!lua name=mylib`, and
+//! `#!luau`, `#!js`, `#!tcl`, `#!python`, `#!wren`: the engine's `EngineId::shebang`). Its engine
+//! runs it once, in a loading run where it may only register functions
+//! (`redis.register_function` in each engine's idiom), and keeps each registered callback under
+//! (library id, index); the registry here keeps the code, the names, descriptions and flags, and
+//! finds a function for FCALL.
 //!
-//! What an engine implements to get functions (three `Engine` methods, each with a default that
-//! says the engine has none yet): `load_library` (run the code, hand back what it registered,
-//! validated with `check_registration` and `parse_flag`, within `LOAD_TIMEOUT_MS`),
-//! `call_function` (run one callback as `run` runs a script: same conversions, hook, memory
-//! limit; error texts name the function, `Run::script_name`), `drop_library`.
+//! What every engine implements for functions (three `Engine` methods): `load_library` (run the
+//! code, hand back what it registered, validated with `check_registration` and `parse_flag`,
+//! within `LOAD_TIMEOUT_MS`), `call_function` (run one callback as `run` runs a script: same
+//! conversions, hook, memory limit; error texts name the function, `Run::script_name`),
+//! `drop_library`.
 //!
 //! Entry points: `Scripting::load_library` (FUNCTION LOAD), `Scripting::find_function` (FCALL),
 //! `Scripting::delete_library`, `Scripting::flush_libraries`, `Scripting::compile_libraries` with
@@ -405,62 +406,19 @@ mod tests {
         );
     }
 
-    /// An engine that implements only what EVAL needs: the trait's defaults for functions.
-    struct NoFunctions;
-
-    impl crate::script::Engine for NoFunctions {
-        fn id(&self) -> EngineId {
-            EngineId::Tcl
-        }
-        fn load(&mut self, _: &crate::script::cache::Sha, _: &[u8], _: bool) -> Result<(), String> {
-            Ok(())
-        }
-        fn flags(&self, _: &crate::script::cache::Sha) -> Option<Flags> {
-            None
-        }
-        fn run(
-            &mut self,
-            _: &mut crate::script::Run,
-            _: &crate::script::cache::Sha,
-            _: crate::cmd::Args,
-            _: crate::cmd::Args,
-        ) -> bool {
-            false
-        }
-        fn flush(&mut self) {}
-        fn memory(&self) -> usize {
-            0
-        }
-        fn cache_len(&self) -> usize {
-            0
-        }
-        fn cache_body_bytes(&self) -> usize {
-            0
-        }
-        fn evicted(&self) -> u64 {
-            0
-        }
-    }
-
     #[test]
-    fn an_engine_without_functions_says_so() {
+    fn an_engine_this_build_lacks_is_not_found() {
         let mut s = Scripting {
             engines: Default::default(),
             running: Default::default(),
             scratch: Default::default(),
             functions: Libraries::default(),
         };
-        s.engines[EngineId::Tcl.index()] = Some(Box::new(NoFunctions));
-        assert_eq!(
-            s.load_library(b"#!tcl name=x\nproc f {} {}", false),
-            Err("Engine 'tcl' does not support functions yet".to_string())
-        );
         assert_eq!(
             s.load_library(b"#!wren name=x\n", false),
             Err("Engine 'wren' not found".to_string())
         );
         assert!(s.functions.is_empty());
-        assert!(s.engine(EngineId::Tcl).is_some());
     }
 
     #[test]

@@ -312,8 +312,7 @@ pub trait Engine {
     fn cache_body_bytes(&self) -> usize;
     fn evicted(&self) -> u64;
 
-    // Functions (FUNCTION LOAD, FCALL; see `function.rs`). The defaults are an engine without
-    // functions yet: FUNCTION LOAD with its shebang replies the error below.
+    // Functions (FUNCTION LOAD, FCALL; see `function.rs`).
 
     /// Runs a library's `code` (its source from the newline ending the `#!<engine> name=...`
     /// line, so line numbers count as the whole source's) in a loading run, where only
@@ -321,24 +320,13 @@ pub trait Engine {
     /// each registered callback under (`lib`, its index) and returns what was registered, in
     /// order (checked with `function::check_registration` and `function::parse_flag`), or the
     /// error text (no `ERR ` prefix).
-    fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
-        let _ = (lib, code);
-        Err(format!(
-            "Engine '{}' does not support functions yet",
-            self.id().shebang()
-        ))
-    }
+    fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String>;
     /// Runs function `index` of library `lib` with `keys` and `args`, as `run` runs a script
     /// (same conversions, hook, memory limit), writing its reply to `run.ctx.out`; error texts
     /// name the function (`Run::script_name`).
-    fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
-        let _ = (lib, index, keys, args);
-        run.ctx.out.error("ERR Function not found");
-    }
+    fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args);
     /// Forgets a library's callbacks (FUNCTION DELETE or FLUSH, a replaced or failed library).
-    fn drop_library(&mut self, lib: LibId) {
-        let _ = lib;
-    }
+    fn drop_library(&mut self, lib: LibId);
     /// Bytes held by a VM the engine keeps for its libraries (0 when they live in the EVAL VM,
     /// whose `memory` counts them).
     fn functions_memory(&self) -> usize {

@@ -9,7 +9,11 @@
  * - goblin_upy_compile: a body becomes `def __script(KEYS, ARGV):` with the body indented by one
  *   tab, compiled once; the function is kept in a rooted list, its index is the cache's artifact.
  * - goblin_upy_run: calls a compiled function with KEYS and ARGV (lists of bytes) and writes its
- *   result, or its exception, to the Rust reply sink through goblin_upy_out.
+ *   result, or its exception, to the Rust reply sink through goblin_upy_out; or a function of a
+ *   library (FCALL) with its keys and args.
+ * - goblin_upy_load_library: runs a library's code (FUNCTION LOAD) as a module of its own, in a
+ *   loading run where `redis.register_function` collects callbacks; keeps them, in order, as a
+ *   list in a root slot.
  * - goblin_upy_build: what Rust calls while it walks a command's reply into Python values (each
  *   step protected, so an allocation failure is a status, not a longjmp through Rust).
  * - the port functions MicroPython expects (gc_collect, nlr_jump_fail, stdout) and the VM hook.
@@ -66,6 +70,9 @@ extern void goblin_upy_host_log(int level, const uint8_t *p, size_t len);
 extern void goblin_upy_host_setresp(int resp);
 extern void goblin_upy_host_sha1hex(const uint8_t *p, size_t len, char *out40);
 extern int goblin_upy_out(void *sink, int op, int64_t i, double d, const uint8_t *p, size_t len);
+extern int64_t goblin_upy_host_flag(const uint8_t *p, size_t len);
+extern int goblin_upy_host_register(const uint8_t *name, size_t name_len, const uint8_t *desc, size_t desc_len,
+                                    int64_t flags, char *err, size_t *err_len);
 
 /* Reply sink operations (goblin_upy_out); must match src/script/upython/mod.rs. */
 enum {
@@ -87,7 +94,9 @@ static mp_obj_t roots;          /* list: compiled functions by slot (None when f
 static mp_obj_t build_stack;    /* list: values being built from a reply */
 static mp_obj_t script_globals; /* dict: the globals every script runs with (emptied after a run) */
 static mp_obj_t redis_error;    /* the redis.RedisError class */
-static qstr q_ok, q_err, q_double, q_map, q_set, q_big_number, q_script, q_user_script;
+static qstr q_ok, q_err, q_double, q_map, q_set, q_big_number, q_script, q_user_script, q_user_function;
+static mp_obj_t loading_list;   /* list: the callbacks the loading run registered so far */
+static int loading;             /* a library's loading run is on: register_function works */
 static mp_obj_t build_failure;  /* the exception a failed build step caught */
 int goblin_upy_killed;
 
@@ -147,13 +156,15 @@ static void fixed_strn(void *env, const char *str, size_t len) {
   b->len += len;
 }
 
-/* The line in the script of the innermost `user_script` frame of an exception's traceback (the
- * body's own numbering: the `def` line is not counted), or 0. */
+/* The line of the innermost `user_script` or `user_function` frame of an exception's traceback,
+ * or 0: a script's in the body's own numbering (the `def` line is not counted), a library's as
+ * its source's (the shebang line is line 1). */
 static int64_t exception_line(mp_obj_t exc) {
   size_t n, *values;
   mp_obj_exception_get_traceback(exc, &n, &values);
   for (size_t i = 0; i + 2 < n; i += 3) {
     if (values[i] == q_user_script) return values[i + 1] > 1 ? (int64_t)values[i + 1] - 1 : 1;
+    if (values[i] == q_user_function) return (int64_t)values[i + 1];
   }
   return 0;
 }
@@ -231,6 +242,11 @@ static mp_obj_t build_top(void) {
 static void build_clear(void) {
   mp_obj_list_t *s = MP_OBJ_TO_PTR(build_stack);
   while (s->len) s->items[--s->len] = MP_OBJ_NULL;
+}
+
+/* Raises redis.RedisError with `text` (an error reply's text, code first). */
+static NORETURN void raise_redis(const char *text) {
+  nlr_raise(mp_call_function_1(redis_error, mp_obj_new_str(text, strlen(text))));
 }
 
 /* One step of building a Python value from a reply; 0, or -1 when it raised (the exception is
@@ -313,7 +329,7 @@ static mp_obj_t do_call(size_t n_args, const mp_obj_t *args, int raise) {
   }
   build_failure = MP_OBJ_NULL;
   int st = goblin_upy_host_call(a, n_args, raise);
-  if (st == 3) mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("redis.call is only available while a script runs"));
+  if (st == 3) raise_redis("ERR redis.call is only available while a script runs");
   if (st == 2 || build_failure != MP_OBJ_NULL) {
     mp_obj_t exc = build_failure != MP_OBJ_NULL ? build_failure : mp_obj_new_exception(&mp_type_MemoryError);
     build_failure = MP_OBJ_NULL;
@@ -407,6 +423,91 @@ static mp_obj_t redis_setresp(mp_obj_t v) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(redis_setresp_obj, redis_setresp);
 
+/* redis.register_function(name, callback), redis.register_function(function_name=...,
+ * callback=..., flags=[...], description=...) or the same as one dict: only in a loading run.
+ * Errors as Redis's Lua `register_function` (as RedisError); Rust checks the flags' and the
+ * function's names and keeps what was registered, this side the callback. */
+static bool key_is(mp_obj_t key, const char *name) {
+  size_t len;
+  const char *s = mp_obj_str_get_data(key, &len);
+  return len == strlen(name) && memcmp(s, name, len) == 0;
+}
+
+static mp_obj_t redis_register_function(size_t n_args, const mp_obj_t *args, mp_map_t *kw) {
+  if (!loading) raise_redis("ERR redis.register_function can only be called on FUNCTION LOAD command");
+  mp_obj_t name = MP_OBJ_NULL, desc = MP_OBJ_NULL, callback = MP_OBJ_NULL, flags = MP_OBJ_NULL;
+  const uint8_t *name_p = NULL, *desc_p = NULL;
+  size_t name_len = 0, desc_len = 0;
+  if (n_args == 2 && kw->used == 0) {
+    if (!get_bytes(args[0], &name_p, &name_len)) raise_redis("ERR first argument to redis.register_function must be a string");
+    if (!mp_obj_is_callable(args[1])) raise_redis("ERR second argument to redis.register_function must be a function");
+    name = args[0];
+    callback = args[1];
+  } else {
+    mp_map_t *named = kw;
+    if (n_args == 1 && kw->used == 0) {
+      if (!mp_obj_is_type(args[0], &mp_type_dict)) {
+        raise_redis("ERR calling redis.register_function with a single argument is only applicable to a dict (representing named arguments).");
+      }
+      named = &((mp_obj_dict_t *)MP_OBJ_TO_PTR(args[0]))->map;
+    } else if (n_args != 0 || kw->used == 0) {
+      raise_redis("ERR wrong number of arguments to redis.register_function");
+    }
+    for (size_t k = 0; k < named->alloc; k++) {
+      if (!mp_map_slot_is_filled(named, k)) continue;
+      mp_obj_t key = named->table[k].key, value = named->table[k].value;
+      if (!mp_obj_is_str(key)) raise_redis("ERR named argument key given to redis.register_function is not a string");
+      if (key_is(key, "function_name")) name = value;
+      else if (key_is(key, "description")) desc = value;
+      else if (key_is(key, "callback")) callback = value;
+      else if (key_is(key, "flags")) flags = value;
+      else raise_redis("ERR unknown argument given to redis.register_function");
+    }
+    /* None is an argument not given, as Python's defaults go. */
+    if (name == mp_const_none) name = MP_OBJ_NULL;
+    if (desc == mp_const_none) desc = MP_OBJ_NULL;
+    if (callback == mp_const_none) callback = MP_OBJ_NULL;
+    if (flags == mp_const_none) flags = MP_OBJ_NULL;
+    if (name != MP_OBJ_NULL && !get_bytes(name, &name_p, &name_len)) {
+      raise_redis("ERR function_name argument given to redis.register_function must be a string");
+    }
+    if (desc != MP_OBJ_NULL && !get_bytes(desc, &desc_p, &desc_len)) {
+      raise_redis("ERR description argument given to redis.register_function must be a string");
+    }
+  }
+  int64_t bits = 0;
+  if (flags != MP_OBJ_NULL) {
+    size_t n;
+    mp_obj_t *items;
+    if (mp_obj_is_type(flags, &mp_type_list)) mp_obj_list_get(flags, &n, &items);
+    else if (mp_obj_is_type(flags, &mp_type_tuple)) mp_obj_tuple_get(flags, &n, &items);
+    else raise_redis("ERR flags argument to redis.register_function must be a list representing function flags");
+    for (size_t k = 0; k < n; k++) {
+      const uint8_t *p;
+      size_t len;
+      int64_t bit = get_bytes(items[k], &p, &len) ? goblin_upy_host_flag(p, len) : -1;
+      if (bit < 0) raise_redis("ERR unknown flag given");
+      bits |= bit;
+    }
+  }
+  if (callback != MP_OBJ_NULL && !mp_obj_is_callable(callback)) {
+    raise_redis("ERR callback argument given to redis.register_function must be a function");
+  }
+  if (name == MP_OBJ_NULL) raise_redis("ERR redis.register_function must get a function name argument");
+  if (callback == MP_OBJ_NULL) raise_redis("ERR redis.register_function must get a callback argument");
+  /* The callback is kept first (this may raise MemoryError), dropped again if Rust refuses. */
+  mp_obj_list_append(loading_list, callback);
+  char err[256];
+  size_t err_len = 0;
+  if (goblin_upy_host_register(name_p, name_len, desc_p, desc_len, bits, err, &err_len) != 0) {
+    mp_obj_list_t *l = MP_OBJ_TO_PTR(loading_list);
+    l->items[--l->len] = MP_OBJ_NULL;
+    nlr_raise(mp_call_function_1(redis_error, mp_obj_new_str(err, err_len)));
+  }
+  return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_KW(redis_register_function_obj, 0, redis_register_function);
+
 /* ---- The sandbox: the import allow-list and print ---- */
 
 static const char *const allowed_modules[] = {"math", "collections", "struct", "array", NULL};
@@ -454,6 +555,9 @@ static void setup(const char *version, size_t version_len, int64_t version_num) 
   q_big_number = qstr_from_str("big_number");
   q_script = qstr_from_str("__script");
   q_user_script = qstr_from_str("user_script");
+  q_user_function = qstr_from_str("user_function");
+  loading_list = mp_obj_new_list(0, NULL);
+  keep("__goblin_loading", loading_list);
   roots = mp_obj_new_list(0, NULL);
   keep("__goblin_roots", roots);
   build_stack = mp_obj_new_list(0, NULL);
@@ -484,6 +588,7 @@ static void setup(const char *version, size_t version_len, int64_t version_num) 
       {"sha1hex", &redis_sha1hex_obj.base},
       {"log", &redis_log_obj.base},
       {"setresp", &redis_setresp_obj.base},
+      {"register_function", &redis_register_function_obj.base},
   };
   for (size_t k = 0; k < sizeof(funs) / sizeof(funs[0]); k++) {
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(qstr_from_str(funs[k].name)), MP_OBJ_FROM_PTR(funs[k].fun));
@@ -550,6 +655,29 @@ API void goblin_upy_memory(int collect, size_t *used, size_t *total) {
   *total = heap_size;
 }
 
+/* Keeps `o` in a free slot of the roots (may raise MemoryError); its slot. */
+static long store_root(mp_obj_t o) {
+  mp_obj_list_t *r = MP_OBJ_TO_PTR(roots);
+  for (size_t k = 0; k < r->len; k++) {
+    if (r->items[k] == mp_const_none) {
+      r->items[k] = o;
+      return (long)k;
+    }
+  }
+  mp_obj_list_append(roots, o);
+  return (long)r->len - 1;
+}
+
+/* An exception as the error Rust reports: its text into err (`Type: message`, or only the
+ * message with `message_only`) and its line. */
+static void report_exception(mp_obj_t exc, int message_only, char *err, size_t *err_len, int64_t *line) {
+  fixed_buf_t b = {.len = 0};
+  describe_exception(&b, exc, message_only);
+  memcpy(err, b.buf, b.len);
+  *err_len = b.len;
+  *line = exception_line(exc);
+}
+
 /* Compiles `src` (the body already wrapped as `def __script(KEYS, ARGV):` by Rust) and keeps the
  * function in a free slot of the roots; returns the slot, or -1 with the error (`Type: message`)
  * in err and its line in *line. */
@@ -561,30 +689,68 @@ API long goblin_upy_compile(const char *src, size_t len, char *err, size_t *err_
     mp_obj_t fun = mp_obj_dict_get(script_globals, MP_OBJ_NEW_QSTR(q_script));
     mp_obj_dict_t *g = MP_OBJ_TO_PTR(script_globals);
     mp_map_clear(&g->map);
-    mp_obj_list_t *r = MP_OBJ_TO_PTR(roots);
-    long slot = -1;
-    for (size_t k = 0; k < r->len; k++) {
-      if (r->items[k] == mp_const_none) {
-        slot = (long)k;
-        r->items[k] = fun;
-        break;
-      }
-    }
-    if (slot < 0) {
-      slot = (long)r->len;
-      mp_obj_list_append(roots, fun);
-    }
+    long slot = store_root(fun);
     nlr_pop();
     return slot;
   }
-  mp_obj_t exc = MP_OBJ_FROM_PTR(nlr.ret_val);
   mp_map_clear(&((mp_obj_dict_t *)MP_OBJ_TO_PTR(script_globals))->map);
-  fixed_buf_t b = {.len = 0};
-  describe_exception(&b, exc, 0);
-  memcpy(err, b.buf, b.len);
-  *err_len = b.len;
-  *line = exception_line(exc);
+  report_exception(MP_OBJ_FROM_PTR(nlr.ret_val), 0, err, err_len, line);
   return -1;
+}
+
+/* How a library failed to load (goblin_upy_load_library's *kind). */
+enum { LOAD_COMPILE, LOAD_RAISED_REDIS, LOAD_RAISED, LOAD_MEMORY };
+
+static int load_failure(mp_obj_t exc, int compiling) {
+  mp_obj_t type = MP_OBJ_FROM_PTR(mp_obj_get_type(exc));
+  if (mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_MemoryError))) return LOAD_MEMORY;
+  if (compiling) return LOAD_COMPILE;
+  return mp_obj_is_subclass_fast(type, redis_error) ? LOAD_RAISED_REDIS : LOAD_RAISED;
+}
+
+/* Runs a library's code (named `user_function`) as a module with globals of its own, in a loading
+ * run: the callbacks it registers are kept, in order, as a list in a free slot of the roots, which
+ * is returned. On error -1, with *kind (LOAD_*), the text (a RedisError's message only) and line. */
+API long goblin_upy_load_library(const char *src, size_t len, int *kind, char *err, size_t *err_len, int64_t *line) {
+  set_stack_top(__builtin_frame_address(0));
+  goblin_upy_killed = 0;
+  mp_obj_dict_t *old_globals = mp_globals_get(), *old_locals = mp_locals_get();
+  mp_obj_t fun = MP_OBJ_NULL, exc = MP_OBJ_NULL;
+  /* Set between nlr_push and a raise: volatile, so they hold their values after the longjmp. */
+  volatile int compiling = 1;
+  volatile long slot = -1;
+  nlr_buf_t nlr;
+  if (nlr_push(&nlr) == 0) {
+    mp_obj_t globals = mp_obj_new_dict(0);
+    mp_globals_set(MP_OBJ_TO_PTR(globals));
+    mp_locals_set(MP_OBJ_TO_PTR(globals));
+    mp_lexer_t *lex = mp_lexer_new_from_str_len(q_user_function, src, len, 0);
+    mp_parse_tree_t tree = mp_parse(lex, MP_PARSE_FILE_INPUT);
+    fun = mp_compile(&tree, q_user_function, false);
+    compiling = 0;
+    loading = 1;
+    mp_call_function_0(fun);
+    loading = 0;
+    mp_obj_list_t *l = MP_OBJ_TO_PTR(loading_list);
+    slot = store_root(mp_obj_new_list(l->len, l->items));
+    nlr_pop();
+  } else {
+    exc = MP_OBJ_FROM_PTR(nlr.ret_val);
+  }
+  loading = 0;
+  mp_globals_set(old_globals);
+  mp_locals_set(old_locals);
+  MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
+  MP_STATE_VM(sched_state) = MP_SCHED_IDLE;
+  goblin_upy_killed = 0;
+  mp_obj_list_t *l = MP_OBJ_TO_PTR(loading_list);
+  while (l->len) l->items[--l->len] = MP_OBJ_NULL;
+  if (exc != MP_OBJ_NULL) {
+    *kind = load_failure(exc, compiling);
+    report_exception(exc, *kind == LOAD_RAISED_REDIS, err, err_len, line);
+    mp_obj_exception_clear_traceback(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_kbd_exception)));
+  }
+  return slot;
 }
 
 API void goblin_upy_release(long slot) {
@@ -719,8 +885,9 @@ static void reply_exception(void *sink, mp_obj_t exc) {
   }
 }
 
-/* Runs the function in `slot` with KEYS and ARGV and writes its reply to `sink`. */
-API void goblin_upy_run(long slot, const goblin_bytes_t *keys, size_t n_keys, const goblin_bytes_t *argv,
+/* Runs the function in `slot` (a script), or callback `index` of the library in `slot` when
+ * `index` >= 0, with KEYS and ARGV and writes its reply to `sink`. */
+API void goblin_upy_run(long slot, long index, const goblin_bytes_t *keys, size_t n_keys, const goblin_bytes_t *argv,
                         size_t n_argv, void *sink) {
   set_stack_top(__builtin_frame_address(0));
   goblin_upy_killed = 0;
@@ -728,6 +895,7 @@ API void goblin_upy_run(long slot, const goblin_bytes_t *keys, size_t n_keys, co
   nlr_buf_t nlr;
   if (nlr_push(&nlr) == 0) {
     mp_obj_t fun = ((mp_obj_list_t *)MP_OBJ_TO_PTR(roots))->items[slot];
+    if (index >= 0) fun = ((mp_obj_list_t *)MP_OBJ_TO_PTR(fun))->items[index];
     mp_obj_t k = new_bytes_list(keys, n_keys);
     mp_obj_t a = new_bytes_list(argv, n_argv);
     result = mp_call_function_2(fun, k, a);

@@ -21,6 +21,11 @@
 //! ARGV as lists of `bytes`; what it returns is the reply. The globals a script sets are dropped
 //! after each run, so nothing passes from one run to the next.
 //!
+//! # Functions
+//! FUNCTION LOAD `#!python name=...` libraries live in the same VM (see `functions.rs`); FCALL runs
+//! a library's callback through the same `invoke` as EVAL runs a script, errors naming the
+//! function and its line in `user_function`.
+//!
 //! # Budget and limits
 //! The VM calls our hook every 1000 backward jumps and returns; every `CHECK_EVERY` hooks it asks
 //! `Run::check_budget`. A kill is delivered as a scheduled `KeyboardInterrupt` and re-armed at every
@@ -29,6 +34,8 @@
 //! is a `MemoryError` (an error reply unless the script catches it), never a crash. MicroPython's
 //! state is global: one VM per process (a second server in the same process, as some unit tests
 //! start, gets an engine that refuses scripts).
+
+mod functions;
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_long, c_void};
@@ -86,6 +93,7 @@ extern "C" {
     fn goblin_upy_release(slot: c_long);
     fn goblin_upy_run(
         slot: c_long,
+        index: c_long,
         keys: *const Bytes,
         n_keys: usize,
         argv: *const Bytes,
@@ -164,6 +172,8 @@ struct Script {
 
 pub struct MicroPython {
     cache: ScriptCache<Script>,
+    /// Function libraries (`functions.rs`), in the same VM as the scripts.
+    libs: functions::Libs,
     /// The heap size the VM runs with; 0 when this instance does not own the VM.
     heap: usize,
     /// KEYS and ARGV for C, kept between runs so no run allocates them.
@@ -175,6 +185,7 @@ impl MicroPython {
     pub fn new(config: &crate::config::Config) -> MicroPython {
         let mut engine = MicroPython {
             cache: ScriptCache::default(),
+            libs: functions::Libs::default(),
             heap: 0,
             keys: Vec::new(),
             argv: Vec::new(),
@@ -203,8 +214,8 @@ impl MicroPython {
         self.heap = heap;
     }
 
-    /// Restarts the VM on a heap of `heap` bytes and compiles the cached scripts again (a script
-    /// that no longer fits keeps slot -1 and fails when run).
+    /// Restarts the VM on a heap of `heap` bytes, compiles the cached scripts and loads the
+    /// function libraries again (one that no longer fits keeps slot -1 and fails when run).
     fn restart(&mut self, heap: usize) {
         // SAFETY: the VM is ours and idle.
         unsafe { goblin_upy_deinit() };
@@ -212,6 +223,89 @@ impl MicroPython {
         for script in self.cache.artifacts_mut() {
             script.slot = compile(&script.body).unwrap_or(-1);
         }
+        self.libs.reload();
+    }
+
+    /// CONFIG SET upython-memory-limit: a new heap before the next script or function.
+    fn follow_limit(&mut self, run: &Run) {
+        let heap = run.ctx.srv.config.upython_memory_limit as usize;
+        if heap != self.heap {
+            self.restart(heap);
+        }
+    }
+
+    /// The error of a script or function whose code no longer fits the heap.
+    fn no_room(&self, run: &mut Run, what: &str) {
+        run.ctx.out.error(&format!(
+            "ERR Error compiling {what}: not enough memory (upython-memory-limit is {} bytes)",
+            self.heap
+        ));
+    }
+
+    /// Runs a script (`index` -1: the function in `slot`) or function `index` of the library in
+    /// `slot` with KEYS and ARGV, writing its reply (or error, naming `Run::script_name` and the
+    /// line in `file`) through the `Sink`, under the budget: EVAL's and FCALL's one path.
+    fn invoke(
+        &mut self,
+        run: &mut Run,
+        (slot, index): (c_long, c_long),
+        file: &'static str,
+        keys: Args,
+        argv: Args,
+    ) {
+        fill(&mut self.keys, keys);
+        fill(&mut self.argv, argv);
+        let mark = (run.ctx.out.buf.len(), run.ctx.out.errors.len());
+        TICKS.with(|t| t.set(CHECK_EVERY));
+        KILLED.with(|k| k.set(false));
+        let run_ptr = run as *mut Run as *mut c_void;
+        CURRENT.with(|c| c.set(run_ptr));
+        let mut out = Out {
+            run: run_ptr,
+            sink: None,
+            resp: 2,
+            heap: self.heap,
+            mark: mark.0,
+            file,
+        };
+        // SAFETY: the VM is ours and idle; KEYS/ARGV point into `keys`/`argv`, alive for the call.
+        // Host callbacks reach the `Run` through CURRENT while the script runs; `out` reaches it
+        // once the script is over (its first operation clears CURRENT).
+        unsafe {
+            goblin_upy_run(
+                slot,
+                index,
+                self.keys.as_ptr(),
+                self.keys.len(),
+                self.argv.as_ptr(),
+                self.argv.len(),
+                &mut out as *mut Out as *mut c_void,
+            );
+        }
+        CURRENT.with(|c| c.set(ptr::null_mut()));
+        self.keys.clear();
+        self.argv.clear();
+        if KILLED.with(|k| k.replace(false)) {
+            run.ctx.out.truncate(mark.0);
+            run.ctx.out.errors.truncate(mark.1);
+            run.ctx.out.error(&format!(
+                "{} script: {}",
+                super::KILLED_ERROR,
+                run.script_name()
+            ));
+        }
+        collect_if_full();
+    }
+}
+
+/// After a run that came close to the limit, its garbage is given back at once.
+fn collect_if_full() {
+    let mut used = 0;
+    let mut total = 0;
+    // SAFETY: the VM is idle; a collection between runs is always allowed.
+    unsafe { goblin_upy_memory(0, &mut used, &mut total) };
+    if used > total / 2 {
+        unsafe { goblin_upy_memory(1, &mut used, &mut total) };
     }
 }
 
@@ -309,67 +403,14 @@ impl Engine for MicroPython {
         if !self.cache.contains(sha) {
             return false;
         }
-        // CONFIG SET upython-memory-limit: a new heap before this script.
-        let heap = run.ctx.srv.config.upython_memory_limit as usize;
-        if heap != self.heap {
-            self.restart(heap);
-        }
+        self.follow_limit(run);
         let Some(slot) = self.cache.get(sha).map(|s| s.slot) else {
             return false;
         };
         if slot < 0 {
-            run.ctx.out.error(&format!(
-                "ERR Error compiling script: not enough memory (upython-memory-limit is {} bytes)",
-                self.heap
-            ));
-            return true;
-        }
-        fill(&mut self.keys, keys);
-        fill(&mut self.argv, argv);
-        let mark = (run.ctx.out.buf.len(), run.ctx.out.errors.len());
-        TICKS.with(|t| t.set(CHECK_EVERY));
-        KILLED.with(|k| k.set(false));
-        let run_ptr = run as *mut Run as *mut c_void;
-        CURRENT.with(|c| c.set(run_ptr));
-        let mut out = Out {
-            run: run_ptr,
-            sink: None,
-            resp: 2,
-            heap: self.heap,
-            mark: mark.0,
-        };
-        // SAFETY: the VM is ours and idle; KEYS/ARGV point into `keys`/`argv`, alive for the call.
-        // Host callbacks reach the `Run` through CURRENT while the script runs; `out` reaches it
-        // once the script is over (its first operation clears CURRENT).
-        unsafe {
-            goblin_upy_run(
-                slot,
-                self.keys.as_ptr(),
-                self.keys.len(),
-                self.argv.as_ptr(),
-                self.argv.len(),
-                &mut out as *mut Out as *mut c_void,
-            );
-        }
-        CURRENT.with(|c| c.set(ptr::null_mut()));
-        self.keys.clear();
-        self.argv.clear();
-        if KILLED.with(|k| k.replace(false)) {
-            run.ctx.out.truncate(mark.0);
-            run.ctx.out.errors.truncate(mark.1);
-            run.ctx.out.error(&format!(
-                "{} script: {}",
-                super::KILLED_ERROR,
-                run.sha_str()
-            ));
-        }
-        let mut used = 0;
-        let mut total = 0;
-        // SAFETY: the VM is idle; a collection between runs is always allowed.
-        unsafe { goblin_upy_memory(0, &mut used, &mut total) };
-        if used > total / 2 {
-            // A script that came close to the limit gives its garbage back now.
-            unsafe { goblin_upy_memory(1, &mut used, &mut total) };
+            self.no_room(run, "script");
+        } else {
+            self.invoke(run, (slot, -1), "user_script", keys, argv);
         }
         true
     }
@@ -405,6 +446,37 @@ impl Engine for MicroPython {
     fn evicted(&self) -> u64 {
         self.cache.evicted
     }
+
+    fn load_library(
+        &mut self,
+        lib: super::function::LibId,
+        code: &[u8],
+    ) -> Result<Vec<super::function::Registered>, String> {
+        if self.heap == 0 {
+            return Err("the MicroPython engine runs in another server of this process".into());
+        }
+        self.libs.load(lib, code)
+    }
+
+    fn call_function(
+        &mut self,
+        run: &mut Run,
+        lib: super::function::LibId,
+        index: usize,
+        keys: Args,
+        args: Args,
+    ) {
+        self.follow_limit(run);
+        match self.libs.slot(lib, index) {
+            None => run.ctx.out.error("ERR Function not found"),
+            Some(slot) if slot < 0 => self.no_room(run, "function"),
+            Some(slot) => self.invoke(run, (slot, index as c_long), "user_function", keys, args),
+        }
+    }
+
+    fn drop_library(&mut self, lib: super::function::LibId) {
+        self.libs.drop_library(lib);
+    }
 }
 
 fn fill(to: &mut Vec<Bytes>, args: Args) {
@@ -428,6 +500,11 @@ extern "C" fn goblin_upy_budget() -> c_int {
     TICKS.with(|t| t.set(CHECK_EVERY));
     // SAFETY: hooks run inside `goblin_upy_run`, with CURRENT set (or null once replying).
     let Some(run) = (unsafe { current() }) else {
+        // No script: a library's loading run, stopped past its time.
+        if functions::load_expired() {
+            KILLED.with(|k| k.set(true));
+            return 1;
+        }
         return 0;
     };
     match run.check_budget() {
@@ -536,6 +613,8 @@ struct Out {
     heap: usize,
     /// Where the reply starts in the buffer (cut on `OUT_FAILED`).
     mark: usize,
+    /// What error lines are counted in: `user_script` (EVAL) or `user_function` (FCALL).
+    file: &'static str,
 }
 
 /// One step of writing the script's result. Returns 0 only for `OUT_ENTER` past the nesting limit
@@ -567,10 +646,10 @@ unsafe extern "C" fn goblin_upy_out(
         out.resp = run.resp;
         out.sink = Some(Sink::new(&mut *run.ctx.out));
     }
-    let heap = out.heap;
-    // SAFETY: as above; only the sha is read.
-    let sha = unsafe { (*(out.run as *mut Run)).sha };
-    let sha = std::str::from_utf8(&sha).unwrap_or_default();
+    let (heap, file) = (out.heap, out.file);
+    // SAFETY: as above; only the name (the function's, else the sha) is read, on error paths.
+    let run_ptr = out.run as *const Run;
+    let name = || unsafe { (*run_ptr).script_name().to_owned() };
     let resp = out.resp;
     let sink = out.sink.as_mut().expect("made above");
     match op {
@@ -609,18 +688,20 @@ unsafe extern "C" fn goblin_upy_out(
             };
             if i > 0 {
                 sink.out
-                    .error(&format!("{text} script: {sha}, on user_script:{i}."));
+                    .error(&format!("{text} script: {}, on {file}:{i}.", name()));
             } else {
-                sink.out.error(&format!("{text} script: {sha}"));
+                sink.out.error(&format!("{text} script: {}", name()));
             }
         }
         OUT_RAISED_MEMORY => sink.out.error(&format!(
-            "ERR Out of memory running script (upython-memory-limit is {heap} bytes) script: {sha}"
+            "ERR Out of memory running script (upython-memory-limit is {heap} bytes) script: {}",
+            name()
         )),
         OUT_FAILED => {
             sink.out.truncate(out.mark);
             sink.out.error(&format!(
-                "ERR MicroPython script's reply could not be converted script: {sha}"
+                "ERR MicroPython script's reply could not be converted script: {}",
+                name()
             ));
         }
         _ => unreachable!("glue.c sends no output operation {op}"),
