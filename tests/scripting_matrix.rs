@@ -548,6 +548,22 @@ fn server_replies_into_the_script() {
             expect: Expect::ErrorStarting("ERR This Redis command is not allowed from script"),
         },
         Case {
+            // A function cannot call another through FCALL (nor a script a function), as in Redis.
+            name: "FCALL from a script or function refused",
+            setup: &["FUNCTION LOAD \"#!lua name=other\\nredis.register_function('other', function() return 1 end)\""],
+            scripts: &[
+                ("lua", "return redis.call('FCALL', 'other', 0)"),
+                ("luau", "return redis.call('FCALL', 'other', 0)"),
+                ("quickjs", "return redis.call('FCALL_RO', 'other', 0)"),
+                ("wren", "return Redis.call(\"FCALL\", \"other\", 0)"),
+                ("upython", "return redis.call('FCALL', 'other', 0)"),
+                ("tcl", "redis call FCALL other 0"),
+            ],
+            keys: &[],
+            args: &[],
+            expect: Expect::ErrorStarting("ERR This Redis command is not allowed from script"),
+        },
+        Case {
             name: "sha1hex",
             setup: &[],
             scripts: &[
