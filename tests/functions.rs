@@ -1249,3 +1249,68 @@ fn micropython_functions() {
     check(&mut c);
     assert!(show(&c.cmd_str("FCALL peek 0")).contains("NameError"));
 }
+
+/// A library's loading run is held to its engine's memory limit as CONFIG SET left it, at once:
+/// a library holding ~20 MB fails to load under an 8 MB limit (the Lua library without `string`,
+/// which Redis's loading run does not have) and loads under the default.
+#[test]
+fn loading_runs_follow_a_new_memory_limit() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (engine, default, lib) in [
+        (
+            "lua",
+            "512mb",
+            "#!lua name=big_lua\nlocal s = 'x' for i = 1, 17 do s = s .. s end\nlocal t = {} for i = 1, 200 do t[i] = s .. i end\nredis.register_function('big_lua', function() return #t end)",
+        ),
+        (
+            "luau",
+            "512mb",
+            "#!luau name=big_luau\nlocal s = 'x' for i = 1, 17 do s = s .. s end\nlocal t = {} for i = 1, 200 do t[i] = s .. i end\nredis.register_function('big_luau', function() return #t end)",
+        ),
+        (
+            "quickjs",
+            "512mb",
+            "#!js name=big_js\nconst t = []; for (let i = 0; i < 200; i++) t.push('x'.repeat(100000) + i);\nredis.register_function('big_js', () => t.length);",
+        ),
+        (
+            "tcl",
+            "512mb",
+            "#!tcl name=big_tcl\nset ::t {}; for {set i 0} {$i < 200} {incr i} {lappend ::t [string repeat x 100000]$i}\nredis register_function big_tcl {apply {{KEYS ARGV} {llength $::t}}}",
+        ),
+        (
+            "wren",
+            "512mb",
+            "#!wren name=big_wren\nvar s = \"x\"\nfor (i in 0...17) s = s + s\nvar T = []\nfor (i in 0...200) T.add(s + i.toString)\nRedis.registerFunction(\"big_wren\", Fn.new { |keys, args| T.count })",
+        ),
+        (
+            "upython",
+            "64mb",
+            "#!python name=big_python\nt = [b'x' * 100000 + str(i).encode() for i in range(200)]\nredis.register_function('big_python', lambda keys, args: len(t))",
+        ),
+    ] {
+        let directive = format!("{engine}-memory-limit");
+        let name = lib.split("name=").nth(1).unwrap().split('\n').next().unwrap();
+        assert_eq!(
+            c.cmd(&[b"CONFIG", b"SET", directive.as_bytes(), b"8mb"]),
+            b"+OK\r\n"
+        );
+        let got = show(&load(&mut c, lib));
+        assert!(
+            got.starts_with("-ERR Error registering functions:")
+                && got.to_ascii_lowercase().contains("memory"),
+            "{engine}: {got}"
+        );
+        assert_eq!(
+            c.cmd(&[b"FCALL", name.as_bytes(), b"0"]),
+            b"-ERR Function not found\r\n"
+        );
+        assert_eq!(
+            c.cmd(&[b"CONFIG", b"SET", directive.as_bytes(), default.as_bytes()]),
+            b"+OK\r\n"
+        );
+        assert_eq!(load(&mut c, lib)[0], b'$', "{engine}");
+        assert_eq!(c.cmd(&[b"FCALL", name.as_bytes(), b"0"]), b":200\r\n");
+    }
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+}

@@ -681,6 +681,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let aof_was = ctx.srv.config.appendonly;
     ctx.srv.config = next;
+    ctx.srv.scripting.apply_memory_limits(&ctx.srv.config);
     // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.
     if ctx.srv.config.appendonly && !aof_was {
         if crate::persist::aof::start(ctx.srv).is_err() {

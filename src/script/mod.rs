@@ -89,6 +89,19 @@ impl EngineId {
         }
     }
 
+    /// The engine's `<name>-memory-limit` in bytes (0: none).
+    pub fn memory_limit(self, config: &crate::config::Config) -> usize {
+        let bytes = match self {
+            EngineId::Lua => config.lua_memory_limit,
+            EngineId::Luau => config.luau_memory_limit,
+            EngineId::QuickJs => config.quickjs_memory_limit,
+            EngineId::Tcl => config.tcl_memory_limit,
+            EngineId::MicroPython => config.upython_memory_limit,
+            EngineId::Wren => config.wren_memory_limit,
+        };
+        bytes as usize
+    }
+
     /// The name a `#!name flags=...` shebang gives the engine (as Redis 7's `#!lua`).
     pub fn shebang(self) -> &'static str {
         match self {
@@ -263,6 +276,14 @@ impl Scripting {
         self.engines[slot] = Some(engine);
     }
 
+    /// Gives every engine its memory limit from `config` (after CONFIG SET).
+    pub fn apply_memory_limits(&mut self, config: &crate::config::Config) {
+        for engine in self.engines.iter_mut().flatten() {
+            let bytes = engine.id().memory_limit(config);
+            engine.set_memory_limit(bytes);
+        }
+    }
+
     fn each(&self) -> impl Iterator<Item = &dyn Engine> {
         self.engines.iter().filter_map(|e| e.as_deref())
     }
@@ -327,6 +348,9 @@ pub trait Engine {
     fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args);
     /// Forgets a library's callbacks (FUNCTION DELETE or FLUSH, a replaced or failed library).
     fn drop_library(&mut self, lib: LibId);
+    /// Takes a new `<name>-memory-limit` (CONFIG SET) at once, so a library's loading run is held
+    /// to it; a script or function run applies the config's value itself.
+    fn set_memory_limit(&mut self, bytes: usize);
     /// Bytes held by a VM the engine keeps for its libraries (0 when they live in the EVAL VM,
     /// whose `memory` counts them).
     fn functions_memory(&self) -> usize {

@@ -451,6 +451,11 @@ impl Engine for Lua {
         functions::drop_library(self, lib);
     }
 
+    fn set_memory_limit(&mut self, bytes: usize) {
+        // A library's loading run takes its VM's limit from this one.
+        self.mem.limit = bytes;
+    }
+
     fn functions_memory(&self) -> usize {
         self.functions.as_ref().map_or(0, |f| f.memory())
     }

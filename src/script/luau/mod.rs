@@ -434,6 +434,13 @@ impl Engine for Luau {
     fn drop_library(&mut self, lib: super::function::LibId) {
         functions::drop_library(self, lib);
     }
+
+    fn set_memory_limit(&mut self, bytes: usize) {
+        if bytes != self.limit {
+            self.limit = bytes;
+            let _ = self.lua.set_memory_limit(bytes);
+        }
+    }
 }
 
 impl Luau {

@@ -402,6 +402,13 @@ impl Engine for QuickJs {
         }
     }
 
+    fn set_memory_limit(&mut self, bytes: usize) {
+        self.vm.set_memory_limit(bytes);
+        if let Some(f) = self.functions.as_mut() {
+            f.vm.set_memory_limit(bytes);
+        }
+    }
+
     fn functions_memory(&self) -> usize {
         self.functions.as_ref().map_or(0, |f| f.vm.memory_used())
     }

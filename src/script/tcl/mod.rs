@@ -518,6 +518,11 @@ impl Engine for Tcl {
         self.functions.drop_library(lib);
     }
 
+    fn set_memory_limit(&mut self, bytes: usize) {
+        // The cap a library's loading run (and the next script) gets.
+        HOOKS.with(|h| h.limit.set(bytes));
+    }
+
     fn functions_memory(&self) -> usize {
         self.functions.memory()
     }

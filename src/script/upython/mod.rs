@@ -477,6 +477,13 @@ impl Engine for MicroPython {
     fn drop_library(&mut self, lib: super::function::LibId) {
         self.libs.drop_library(lib);
     }
+
+    fn set_memory_limit(&mut self, bytes: usize) {
+        // The limit is the heap's size: a new heap now (0: the VM belongs to another server).
+        if self.heap != 0 && bytes != self.heap {
+            self.restart(bytes);
+        }
+    }
 }
 
 fn fill(to: &mut Vec<Bytes>, args: Args) {

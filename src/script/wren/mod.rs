@@ -646,6 +646,11 @@ impl Engine for Wren {
         }
     }
 
+    fn set_memory_limit(&mut self, bytes: usize) {
+        // A library's loading run takes this limit.
+        self.vm.state.limit = bytes;
+    }
+
     fn functions_memory(&self) -> usize {
         self.functions.as_ref().map_or(0, |f| f.memory())
     }
