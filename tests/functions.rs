@@ -893,6 +893,8 @@ Redis.registerFunction("resp3", Fn.new { |keys, args|
     assert_eq!(c.cmd_str("FCALL add 1 a 1"), b"-ERR Function not found\r\n");
     assert_eq!(c.cmd_str("FUNCTION DELETE shop"), b"+OK\r\n");
     assert_eq!(c.cmd_str("FCALL other 0"), b"-ERR Function not found\r\n");
+    // With no library left the functions' VM is gone (its tables only grow while it lives).
+    assert_eq!(info_field(&mut c, "used_memory_vm_functions"), Some(0));
     // EVAL still works beside the functions.
     assert_eq!(c.cmd(&[b"WREN.EVAL", b"return 7", b"0"]), b":7\r\n");
 }

@@ -177,6 +177,9 @@ fn errors_and_their_wording() {
         ("return redis.call('GET', True)", "-ERR TypeError: redis.call arguments must be bytes, str, int or float script: "),
         ("redis.log(9, 'x')", "-ERR ValueError: redis.log level must be LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE or LOG_WARNING script: "),
         ("redis.setresp(4)", "-ERR ValueError: RESP version must be 2 or 3 script: "),
+        // The shared error class is read-only, as the `redis` module is.
+        ("redis.RedisError.__init__ = len", "-ERR AttributeError: "),
+        ("redis.RedisError.shared = {}", "-ERR AttributeError: "),
         ("def f():\n    return f()\nreturn f()", "-ERR RuntimeError: maximum recursion depth exceeded script: "),
         ("return 1 +", "-ERR Error compiling script: SyntaxError: invalid syntax (user_script:1)"),
         ("x = 1\n  y = 2", "-ERR Error compiling script: IndentationError: unexpected indent (user_script:2)"),

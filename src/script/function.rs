@@ -143,6 +143,12 @@ pub fn check_registration(registered: &[Registered], name: &[u8]) -> Result<Stri
     Ok(name)
 }
 
+/// Whether a library's code, run again (a VM restarted), registered the same functions in the
+/// same order as when it was loaded: callbacks are found by their index.
+pub fn same_functions(again: &[Registered], names: &[String]) -> bool {
+    again.iter().map(|f| &f.name).eq(names.iter())
+}
+
 /// One flag of a registered function (`no-writes`, `allow-oom`, ...; any case, as Redis's).
 pub fn parse_flag(name: &[u8]) -> Result<u32, String> {
     Flags::NAMES
@@ -432,6 +438,14 @@ mod tests {
             description: None,
             flags: Flags::default(),
         };
-        assert!(check_registration(&[f], b"f").is_err());
+        assert!(check_registration(std::slice::from_ref(&f), b"f").is_err());
+        let g = Registered {
+            name: "g".into(),
+            ..f.clone()
+        };
+        let names = ["f".to_string(), "g".to_string()];
+        assert!(same_functions(&[f.clone(), g.clone()], &names));
+        assert!(!same_functions(&[g, f.clone()], &names));
+        assert!(!same_functions(&[f], &names));
     }
 }

@@ -572,6 +572,9 @@ static void setup(const char *version, size_t version_len, int64_t version_num) 
       "    pass\n";
   exec_source(src, sizeof(src) - 1, qstr_from_str("redis"), prelude);
   redis_error = mp_obj_dict_get(prelude, MP_OBJ_NEW_QSTR(qstr_from_str("RedisError")));
+  /* The class is shared by every script and library: an attribute one of them set on it (a
+   * replaced __init__) would run in the others' errors. */
+  MP_OBJ_TYPE_GET_SLOT((mp_obj_type_t *)MP_OBJ_TO_PTR(redis_error), locals_dict)->map.is_fixed = 1;
 
   mp_obj_t redis = mp_obj_new_module(qstr_from_str("redis"));
   keep("__goblin_redis", redis);

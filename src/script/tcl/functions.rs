@@ -26,7 +26,8 @@ use super::ffi::*;
 use super::{api, execute, incomplete, list, After, InArena, Stopped, Vm, HOOKS, HOOK_EVERY};
 use crate::cmd::Args;
 use crate::script::function::{
-    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
+    check_registration, parse_flag, same_functions, LibId, Registered, LOAD_TIMEOUT_ERROR,
+    LOAD_TIMEOUT_MS,
 };
 use crate::script::{Flags, Run};
 
@@ -44,6 +45,8 @@ struct Library {
     vm: Vm,
     callbacks: Vec<Vec<*mut Obj>>,
     code: Box<[u8]>,
+    /// What the code registered, in order (a reload must register the same).
+    names: Vec<String>,
 }
 
 /// What the loading run registered so far.
@@ -69,9 +72,11 @@ impl Functions {
             vm: Vm::new(),
             callbacks: Vec::new(),
             code: code.into(),
+            names: Vec::new(),
         };
         let limit = HOOKS.with(|h| h.limit.get());
         let functions = library.run_code(limit)?;
+        library.names = functions.iter().map(|f| f.name.clone()).collect();
         self.libs.insert(lib, library);
         Ok(functions)
     }
@@ -206,13 +211,18 @@ impl Library {
     }
 
     /// A fresh interpreter with the library's code run again (no memory cap: it loaded before).
-    /// Should the code now fail, the library has no callbacks left (FCALL: function not found).
+    /// Should the code now fail, or register other functions, the library has no callbacks left
+    /// (FCALL: function not found).
     fn reload(&mut self) {
         let _in = InArena::enter(self.arena);
         self.release();
         self.vm = Vm::new();
-        if self.run_code(0).is_err() {
-            crate::warning!("A Tcl function library failed to load again after a stopped call.");
+        match self.run_code(0) {
+            Ok(functions) if same_functions(&functions, &self.names) => {}
+            _ => {
+                crate::warning!("A Tcl function library did not load the same functions again after a stopped call; they are gone until it is loaded again.");
+                self.release();
+            }
         }
     }
 }

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use super::{goblin_upy_release, has_error_code, KILLED, TICKS};
 use crate::script::function::{
-    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
+    check_registration, parse_flag, same_functions, LibId, Registered, LOAD_TIMEOUT_ERROR,
+    LOAD_TIMEOUT_MS,
 };
 use crate::script::Flags;
 
@@ -39,12 +40,12 @@ const LOAD_COMPILE: c_int = 0;
 const LOAD_RAISED_REDIS: c_int = 1;
 const LOAD_MEMORY: c_int = 3;
 
-/// A loaded library: its code (run again when the VM restarts) and the root slot of its
-/// callbacks (-1 when it no longer loads after a restart).
+/// A loaded library: its code (run again when the VM restarts), the root slot of its
+/// callbacks (-1 when it no longer loads the same functions after a restart) and their names.
 struct Lib {
     code: Box<[u8]>,
     slot: c_long,
-    count: usize,
+    names: Vec<String>,
 }
 
 #[derive(Default)]
@@ -68,7 +69,7 @@ impl Libs {
             Lib {
                 code: code.into(),
                 slot,
-                count: functions.len(),
+                names: functions.iter().map(|f| f.name.clone()).collect(),
             },
         );
         Ok(functions)
@@ -79,7 +80,7 @@ impl Libs {
     pub fn slot(&self, lib: LibId, index: usize) -> Option<c_long> {
         self.libs
             .get(&lib)
-            .filter(|l| index < l.count)
+            .filter(|l| index < l.names.len())
             .map(|l| l.slot)
     }
 
@@ -93,7 +94,7 @@ impl Libs {
     pub fn reload(&mut self) {
         for lib in self.libs.values_mut() {
             lib.slot = match run_library(&lib.code) {
-                Ok((slot, f)) if f.len() == lib.count => slot,
+                Ok((slot, f)) if same_functions(&f, &lib.names) => slot,
                 Ok((slot, _)) => {
                     release(slot);
                     -1

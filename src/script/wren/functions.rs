@@ -185,6 +185,10 @@ impl Functions {
             goblinWrenRemoveModule(self.vm.raw, library.module.as_ptr());
         }
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.libs.is_empty()
+    }
 }
 
 impl Drop for Functions {

@@ -643,6 +643,10 @@ impl Engine for Wren {
     fn drop_library(&mut self, lib: LibId) {
         if let Some(f) = self.functions.as_mut() {
             f.drop_library(lib);
+            // The VM's method-name table only grows: with no library left, a fresh VM next time.
+            if f.is_empty() {
+                self.functions = None;
+            }
         }
     }
 
