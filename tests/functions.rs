@@ -1316,3 +1316,21 @@ fn loading_runs_follow_a_new_memory_limit() {
     }
     assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
 }
+
+/// The named form's keys are read in any case, as Redis's Lua reads its table's
+/// (`FUNCTION_NAME=...` registers on redis-server too); Wren's Map and JavaScript's object
+/// are read by their exact names (see their pages).
+#[test]
+fn named_arguments_in_any_case() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (name, lib) in [
+        ("case_lua", "#!lua name=case_lua\nredis.register_function{FUNCTION_NAME='case_lua', Callback=function() return 1 end, FLAGS={'no-writes'}}"),
+        ("case_luau", "#!luau name=case_luau\nredis.register_function({FUNCTION_NAME='case_luau', Callback=function() return 1 end, FLAGS={'no-writes'}})"),
+        ("case_tcl", "#!tcl name=case_tcl\nredis register_function {FUNCTION_NAME case_tcl Callback {apply {{KEYS ARGV} {redis int 1}}} FLAGS no-writes}"),
+        ("case_python", "#!python name=case_python\nredis.register_function({'FUNCTION_NAME': 'case_python', 'Callback': lambda keys, args: 1, 'FLAGS': ['no-writes']})"),
+    ] {
+        assert_eq!(show(&load(&mut c, lib)), show(format!("${}\r\n{name}\r\n", name.len()).as_bytes()), "{lib}");
+        assert_eq!(c.cmd(&[b"FCALL_RO", name.as_bytes(), b"0"]), b":1\r\n", "{name}");
+    }
+}

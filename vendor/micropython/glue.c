@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "py/builtin.h"
 #include "py/compile.h"
@@ -427,10 +428,11 @@ static MP_DEFINE_CONST_FUN_OBJ_1(redis_setresp_obj, redis_setresp);
  * callback=..., flags=[...], description=...) or the same as one dict: only in a loading run.
  * Errors as Redis's Lua `register_function` (as RedisError); Rust checks the flags' and the
  * function's names and keeps what was registered, this side the callback. */
+/* Any case, as Redis's Lua reads the table's keys. */
 static bool key_is(mp_obj_t key, const char *name) {
   size_t len;
   const char *s = mp_obj_str_get_data(key, &len);
-  return len == strlen(name) && memcmp(s, name, len) == 0;
+  return len == strlen(name) && strncasecmp(s, name, len) == 0;
 }
 
 static mp_obj_t redis_register_function(size_t n_args, const mp_obj_t *args, mp_map_t *kw) {

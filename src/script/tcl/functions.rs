@@ -308,7 +308,8 @@ unsafe fn read_named(interp: *mut Interp, named: *mut Obj) -> Result<Named, Stri
     let (mut name, mut words, mut flags, mut description) = (None, None, 0, None);
     for pair in pairs.chunks_exact(2) {
         let value = pair[1];
-        match bytes(pair[0]) {
+        // Any case, as Redis's Lua reads the table's keys.
+        match bytes(pair[0]).to_ascii_lowercase().as_slice() {
             b"function_name" => name = Some(bytes(value).to_vec()),
             b"callback" => {
                 words = Some(command_prefix(interp, value).ok_or(
