@@ -622,7 +622,11 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn redis_appendonlydir_loads_into_goblin() {
     let rdir = persistent_dir("from-redis-r");
-    let r = redis(&aof_args(rdir.to_str().unwrap()));
+    // With `everysec`, Redis postpones writing its AOF buffer while a background fsync runs, so
+    // the files could lag the replies when they are copied: `always` writes before replying.
+    let mut args = aof_args(rdir.to_str().unwrap());
+    args.extend(["--appendfsync", "always"]);
+    let r = redis(&args);
     let mut rc = r.raw();
     fill(&mut rc);
     rc.cmd_str("BGREWRITEAOF");
