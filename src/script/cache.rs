@@ -64,6 +64,14 @@ struct Entry<A> {
     used: u64,
 }
 
+/// What INFO reports of an engine's cache, summed over the engines.
+#[derive(Clone, Copy, Default)]
+pub struct CacheStats {
+    pub len: usize,
+    pub body_bytes: usize,
+    pub evicted: u64,
+}
+
 pub struct ScriptCache<A> {
     entries: ShaMap<Entry<A>>,
     clock: u64,
@@ -100,6 +108,14 @@ impl<A> ScriptCache<A> {
     /// Bytes of the cached bodies (INFO's `used_memory_scripts_eval` counterpart).
     pub fn body_bytes(&self) -> usize {
         self.body_bytes
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            len: self.len(),
+            body_bytes: self.body_bytes,
+            evicted: self.evicted,
+        }
     }
 
     /// The artifact for `sha`, refreshing its LRU stamp.

@@ -290,17 +290,17 @@ impl Scripting {
 
     /// Scripts cached, summed over the engines (INFO `number_of_cached_scripts`).
     pub fn cached_scripts(&self) -> usize {
-        self.each().map(|e| e.cache_len()).sum()
+        self.each().map(|e| e.cache_stats().len).sum()
     }
 
     /// Bytes of the cached script bodies, summed over the engines.
     pub fn cached_body_bytes(&self) -> usize {
-        self.each().map(|e| e.cache_body_bytes()).sum()
+        self.each().map(|e| e.cache_stats().body_bytes).sum()
     }
 
     /// EVAL-only scripts evicted from the engines' caches (INFO `evicted_scripts`).
     pub fn evicted_scripts(&self) -> u64 {
-        self.each().map(|e| e.evicted()).sum()
+        self.each().map(|e| e.cache_stats().evicted).sum()
     }
 
     /// Memory of the VMs engines keep for function libraries (INFO `used_memory_vm_functions`).
@@ -329,9 +329,8 @@ pub trait Engine {
     fn flush(&mut self);
     /// Bytes the VM holds.
     fn memory(&self) -> usize;
-    fn cache_len(&self) -> usize;
-    fn cache_body_bytes(&self) -> usize;
-    fn evicted(&self) -> u64;
+    /// Its script cache's size and evictions (`ScriptCache::stats`).
+    fn cache_stats(&self) -> cache::CacheStats;
 
     // Functions (FUNCTION LOAD, FCALL; see `function.rs`).
 

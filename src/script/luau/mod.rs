@@ -397,16 +397,8 @@ impl Engine for Luau {
         self.lua.used_memory()
     }
 
-    fn cache_len(&self) -> usize {
-        self.cache.len()
-    }
-
-    fn cache_body_bytes(&self) -> usize {
-        self.cache.body_bytes()
-    }
-
-    fn evicted(&self) -> u64 {
-        self.cache.evicted
+    fn cache_stats(&self) -> super::cache::CacheStats {
+        self.cache.stats()
     }
 
     fn load_library(

@@ -344,16 +344,8 @@ impl Engine for QuickJs {
         self.vm.memory_used()
     }
 
-    fn cache_len(&self) -> usize {
-        self.cache.len()
-    }
-
-    fn cache_body_bytes(&self) -> usize {
-        self.cache.body_bytes()
-    }
-
-    fn evicted(&self) -> u64 {
-        self.cache.evicted
+    fn cache_stats(&self) -> super::cache::CacheStats {
+        self.cache.stats()
     }
 
     fn load_library(
