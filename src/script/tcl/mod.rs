@@ -297,28 +297,28 @@ unsafe fn execute(interp: *mut Interp, objv: &[*mut Obj], run: &mut Run) -> Afte
             stopped
         }
     });
-    let name = run.script_name().to_string();
     let resp = run.resp;
-    let mut sink = Sink::new(run.ctx.out);
-    match stopped {
-        Stopped::Killed => sink.error(format!("{KILLED_ERROR} script: {name}").as_bytes()),
-        Stopped::OutOfMemory => sink.error(
-            format!(
-                "ERR Out of memory running script (tcl-memory-limit is {limit} bytes) script: {name}"
-            )
-            .as_bytes(),
-        ),
-        // The result is a live object of the interpreter until the next command.
-        Stopped::No => {
-            let result = goblin_jim_result(interp);
-            match rc {
-                JIM_OK | JIM_RETURN => api::write_result(interp, result, resp, &mut sink),
-                JIM_ERR => api::write_error(interp, result, &name, &mut sink),
-                other => sink.error(
-                    format!("ERR script ended with Tcl return code {other} script: {name}")
-                        .as_bytes(),
-                ),
-            }
+    // The result is a live object of the interpreter until the next command (an interpreter a
+    // stop abandoned is not read).
+    if stopped == Stopped::No && matches!(rc, JIM_OK | JIM_RETURN) {
+        let result = goblin_jim_result(interp);
+        api::write_result(interp, result, resp, &mut Sink::new(run.ctx.out));
+    } else {
+        // Errors name the script (a copy: the sink borrows the run's reply).
+        let name = run.script_name().to_string();
+        let mut sink = Sink::new(run.ctx.out);
+        match (stopped, rc) {
+            (Stopped::Killed, _) => sink.error(format!("{KILLED_ERROR} script: {name}").as_bytes()),
+            (Stopped::OutOfMemory, _) => sink.error(
+                format!(
+                    "ERR Out of memory running script (tcl-memory-limit is {limit} bytes) script: {name}"
+                )
+                .as_bytes(),
+            ),
+            (_, JIM_ERR) => api::write_error(interp, goblin_jim_result(interp), &name, &mut sink),
+            (_, other) => sink.error(
+                format!("ERR script ended with Tcl return code {other} script: {name}").as_bytes(),
+            ),
         }
     }
     match (rc, stopped) {
