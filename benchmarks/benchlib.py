@@ -2,8 +2,9 @@
 
 Used by ``server_benchmark.py`` (redis-benchmark, Goblin Core against Redis),
 ``persistence_benchmark.py`` (AOF fsync policies, BGSAVE stalls),
-``cad_benchmark.py`` (compare-and-delete) and
-``leaderboard_rescore_benchmark.py`` (time-decay leaderboard rescore). It is
+``cad_benchmark.py`` (compare-and-delete),
+``leaderboard_rescore_benchmark.py`` (time-decay leaderboard rescore) and
+``nested_call_benchmark.py`` (one ``redis.call`` from a script). It is
 not a program of its own; the drivers import it (their directory is on
 ``sys.path`` when they are run as ``python3 benchmarks/<driver>.py``).
 

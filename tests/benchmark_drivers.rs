@@ -28,23 +28,30 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The driver succeeded and its table has a measured Lua row (`lua EVALSHA  <µs> ...`).
-fn assert_ran_with_lua_row(driver: &str, out: &Output) {
+/// The driver succeeded; the first number of its table's row for `form` (e.g. `lua EVALSHA`).
+fn row_value(driver: &str, out: &Output, form: &str) -> f64 {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(
         out.status.success(),
         "{driver} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         out.status
     );
+    let prefix = format!("{form} ");
     let row = stdout
         .lines()
-        .find(|l| l.starts_with("lua EVALSHA "))
-        .unwrap_or_else(|| panic!("{driver}: no Lua row in its table:\n{stdout}\n{stderr}"));
-    let first = row["lua EVALSHA ".len()..].split_whitespace().next();
-    assert!(
-        first.is_some_and(|v| v.parse::<f64>().is_ok_and(|us| us > 0.0)),
-        "{driver}: the Lua row has no measurement: {row:?}\n{stdout}"
-    );
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("{driver}: no {form} row in its table:\n{stdout}\n{stderr}"));
+    let first = row[prefix.len()..].split_whitespace().next();
+    first
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("{driver}: the {form} row has no measurement: {row:?}\n{stdout}"))
+}
+
+/// The driver succeeded, its table has a measured Lua row, and it verified its forms.
+fn assert_ran_with_lua_row(driver: &str, out: &Output) {
+    let us = row_value(driver, out, "lua EVALSHA");
+    assert!(us > 0.0, "{driver}: the Lua row measured {us}");
+    let stderr = text(&out.stderr);
     assert!(
         stderr.contains("verified:"),
         "{driver}: no verification reported on stderr:\n{stderr}"
@@ -73,6 +80,24 @@ fn leaderboard_rescore_benchmark_driver_runs_at_tiny_size() {
         ],
     );
     assert_ran_with_lua_row("leaderboard_rescore_benchmark.py", &out);
+}
+
+/// Every engine's loop ran (the driver checks each loop's reply) and has a row.
+#[test]
+fn nested_call_benchmark_driver_runs_at_tiny_size() {
+    let driver = "nested_call_benchmark.py";
+    let out = run_driver(driver, &["--calls", "200", "--rounds", "1"]);
+    for form in [
+        "lua EVALSHA",
+        "luau LUAU.EVALSHA",
+        "quickjs QUICKJS.EVALSHA",
+        "tcl TCL.EVALSHA",
+        "upython UPYTHON.EVALSHA",
+        "wren WREN.EVALSHA",
+    ] {
+        let us = row_value(driver, &out, form);
+        assert!(us >= 0.0 && us.is_finite(), "{form}: {us}");
+    }
 }
 
 #[test]
