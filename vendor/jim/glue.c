@@ -28,9 +28,18 @@ typedef struct Block {
     Arena *arena; /* also keeps the block 16-byte aligned */
 } Block;
 
+/* Jim allocates and frees a small object for nearly every word it evaluates: blocks of up to
+ * SMALL_MAX bytes are sized to a multiple of 16 and, once freed, kept on their arena's spare list
+ * for their size (up to SPARE_MAX bytes in all), so most allocations skip malloc and free. Spare
+ * blocks are on no arena list and do not count as used. */
+#define SMALL_MAX 256
+#define SPARE_MAX (64 * 1024)
+
 struct Arena {
     Block head;
     size_t used;
+    Block *spare[SMALL_MAX / 16]; /* linked through `next` */
+    size_t spare_bytes;
 };
 
 static __thread Arena main_arena;
@@ -62,6 +71,68 @@ static void unlink_block(Block *b)
     b->next->prev = b->prev;
 }
 
+/* The spare list for a small size; its blocks hold (class + 1) * 16 bytes. */
+static size_t size_class(size_t size)
+{
+    return (size + 15) / 16 - 1;
+}
+
+/* A block for `size` bytes in arena `a`, linked and counted; NULL if malloc fails. */
+static Block *take_block(Arena *a, size_t size)
+{
+    Block *b;
+    if (size <= SMALL_MAX) {
+        size_t k = size_class(size);
+        b = a->spare[k];
+        if (b) {
+            a->spare[k] = b->next;
+            a->spare_bytes -= (k + 1) * 16;
+        } else {
+            b = malloc(sizeof(Block) + (k + 1) * 16);
+        }
+    } else {
+        b = malloc(sizeof(Block) + size);
+    }
+    if (b == NULL) {
+        return NULL;
+    }
+    b->size = size;
+    b->arena = a;
+    link_block(b);
+    a->used += size;
+    return b;
+}
+
+/* Unlinks, uncounts and frees (or keeps as spare) a block. */
+static void release_block(Block *b)
+{
+    Arena *a = b->arena;
+    unlink_block(b);
+    a->used -= b->size;
+    if (b->size <= SMALL_MAX) {
+        size_t k = size_class(b->size);
+        if (a->spare_bytes + (k + 1) * 16 <= SPARE_MAX) {
+            b->next = a->spare[k];
+            a->spare[k] = b;
+            a->spare_bytes += (k + 1) * 16;
+            return;
+        }
+    }
+    free(b);
+}
+
+static void free_spares(Arena *a)
+{
+    for (size_t k = 0; k < SMALL_MAX / 16; k++) {
+        while (a->spare[k]) {
+            Block *b = a->spare[k];
+            a->spare[k] = b->next;
+            free(b);
+        }
+    }
+    a->spare_bytes = 0;
+}
+
 static void *GoblinAlloc(void *ptr, size_t size)
 {
     Block *b = ptr ? (Block *)ptr - 1 : NULL;
@@ -71,32 +142,42 @@ static void *GoblinAlloc(void *ptr, size_t size)
 
     if (size == 0) {
         if (b) {
-            unlink_block(b);
-            a->used -= old;
-            free(b);
+            release_block(b);
         }
         return NULL;
     }
     if (abort_to && !in_host && cap && size > old && a->used - old + size > cap) {
         longjmp(*abort_to, 1);
     }
-    if (b) {
+    if (b && old > SMALL_MAX && size > SMALL_MAX) {
+        /* Large to large: realloc can often grow in place. */
         unlink_block(b);
-    }
-    nb = realloc(b, sizeof(Block) + size);
-    if (nb == NULL) {
-        if (b) {
+        nb = realloc(b, sizeof(Block) + size);
+        if (nb == NULL) {
             link_block(b);
+        } else {
+            nb->size = size;
+            link_block(nb);
+            a->used = a->used - old + size;
         }
+    } else if (b && old <= SMALL_MAX && size <= SMALL_MAX && size_class(size) == size_class(old)) {
+        /* Same small size class: the block already has room. */
+        b->size = size;
+        a->used = a->used - old + size;
+        nb = b;
+    } else {
+        nb = take_block(a, size);
+        if (nb && b) {
+            memcpy(nb + 1, b + 1, old < size ? old : size);
+            release_block(b);
+        }
+    }
+    if (nb == NULL) {
         if (abort_to && !in_host) {
             longjmp(*abort_to, 1);
         }
         abort();
     }
-    nb->size = size;
-    nb->arena = a;
-    link_block(nb);
-    a->used = a->used - old + size;
     return nb + 1;
 }
 
@@ -144,6 +225,7 @@ void goblin_jim_arena_clear(Arena *a)
         free(b);
     }
     a->used = 0;
+    free_spares(a);
 }
 
 /* Frees an arena made by goblin_jim_arena_new and every block left in it. */
