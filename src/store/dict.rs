@@ -10,9 +10,8 @@
 //! Freed slots are reused (last freed first) and trailing free slots are trimmed, so the slot vector
 //! stays about as large as the live key count after churn.
 
+use super::siphash::SipKey;
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
-use std::hash::RandomState;
 
 /// A slot: the key and its value, or free.
 type Slot<V> = Option<(Box<[u8]>, V)>;
@@ -21,7 +20,7 @@ pub struct Dict<V> {
     index: HashTable<u32>,
     slots: Vec<Slot<V>>,
     free: Vec<u32>,
-    hasher: RandomState,
+    hasher: SipKey,
 }
 
 impl<V> Default for Dict<V> {
@@ -30,7 +29,7 @@ impl<V> Default for Dict<V> {
             index: HashTable::new(),
             slots: Vec::new(),
             free: Vec::new(),
-            hasher: RandomState::new(),
+            hasher: SipKey::process(),
         }
     }
 }
@@ -48,8 +47,7 @@ impl<V> Dict<V> {
     /// rehash as the table grows.
     pub fn reserve(&mut self, n: usize) {
         let (slots, hasher) = (&self.slots, &self.hasher);
-        self.index
-            .reserve(n, |&i| hasher.hash_one(slot_key(slots, i)));
+        self.index.reserve(n, |&i| hasher.hash(slot_key(slots, i)));
         self.slots.reserve(n);
     }
 
@@ -59,7 +57,7 @@ impl<V> Dict<V> {
     }
 
     fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
+        self.hasher.hash(key)
     }
 
     /// Slot position of `key`, if present.
@@ -113,7 +111,7 @@ impl<V> Dict<V> {
         };
         let (slots, hasher) = (&self.slots, &self.hasher);
         self.index
-            .insert_unique(hash, slot, |&i| hasher.hash_one(slot_key(slots, i)));
+            .insert_unique(hash, slot, |&i| hasher.hash(slot_key(slots, i)));
         slot
     }
 

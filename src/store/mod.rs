@@ -10,6 +10,7 @@ pub mod glob;
 pub mod hash;
 pub mod list;
 pub mod set;
+pub mod siphash;
 pub mod value;
 pub mod zset;
 
