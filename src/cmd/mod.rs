@@ -29,6 +29,7 @@ pub mod string;
 pub mod zset;
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use slab::Slab;
@@ -460,7 +461,46 @@ type NameMap = HashMap<&'static Caseless, usize, std::hash::BuildHasherDefault<N
 pub struct Table {
     pub rows: Vec<&'static Command>,
     by_name: NameMap,
+    /// Names recently found, exactly as they were sent: a client (or a script) sends the same few
+    /// names over and over, and comparing two words is cheaper than hashing and comparing without
+    /// case.
+    recent: [Cell<(NameKey, u32)>; 64],
     pub stats: Vec<CallStats>,
+}
+
+/// A name of 1 to 16 bytes as its length and two words read from both ends (overlapping when
+/// shorter than 16, as `Caseless`'s hash reads them): two names have equal keys exactly when they
+/// have equal bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct NameKey {
+    len: usize,
+    head: u64,
+    tail: u64,
+}
+
+impl NameKey {
+    fn of(b: &[u8]) -> Option<NameKey> {
+        let n = b.len();
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let half =
+            |i: usize| u64::from(u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes")));
+        let (head, tail) = match n {
+            0 | 17.. => return None,
+            8.. => (word(0), word(n - 8)),
+            4.. => (half(0), half(n - 4)),
+            _ => (
+                u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
+                0,
+            ),
+        };
+        Some(NameKey { len: n, head, tail })
+    }
+
+    fn slot(&self) -> usize {
+        let h = (self.head ^ self.tail.rotate_left(32) ^ self.len as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 58) as usize
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -477,6 +517,7 @@ impl Table {
         let mut t = Table {
             rows: Vec::new(),
             by_name: NameMap::default(),
+            recent: std::array::from_fn(|_| Cell::new((NameKey::default(), 0))),
             stats: Vec::new(),
         };
         for &fam in families() {
@@ -501,7 +542,20 @@ impl Table {
 
     /// Looks up a command or `container|sub` by name, case-insensitively.
     pub fn find(&self, name: &[u8]) -> Option<usize> {
-        self.by_name.get(Caseless::new(name)).copied()
+        let Some(key) = NameKey::of(name) else {
+            return self.by_name.get(Caseless::new(name)).copied();
+        };
+        // An empty slot's key has length 0, which no `NameKey` has.
+        let slot = &self.recent[key.slot()];
+        let (seen, idx) = slot.get();
+        if seen == key {
+            return Some(idx as usize);
+        }
+        let found = self.by_name.get(Caseless::new(name)).copied();
+        if let Some(idx) = found {
+            slot.set((key, idx as u32));
+        }
+        found
     }
 
     /// Looks up `sub` of the container at `parent`.
@@ -527,6 +581,40 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every name in any case finds its row, first from the map and then from `recent`; names
+    /// that share a slot or differ in one byte never find each other's row.
+    #[test]
+    fn find_by_any_case_and_through_recent_names() {
+        let t = Table::build();
+        for _ in 0..2 {
+            for (idx, c) in t.rows.iter().enumerate() {
+                let lower = c.name.as_bytes().to_vec();
+                let upper = lower.to_ascii_uppercase();
+                let mut mixed = lower.clone();
+                mixed[0] = mixed[0].to_ascii_uppercase();
+                for name in [&lower, &upper, &mixed] {
+                    assert_eq!(t.find(name), Some(idx), "{}", c.name);
+                }
+                let mut other = upper.clone();
+                *other.last_mut().unwrap() ^= 0x01;
+                let found = t.find(&other);
+                assert!(found.is_none() || found != Some(idx), "{}", c.name);
+            }
+        }
+        for unknown in [
+            &b""[..],
+            b"g",
+            b"ge",
+            b"gett",
+            b"getdelx",
+            b"goblin.cadd",
+            b"x".repeat(40).as_slice(),
+        ] {
+            assert_eq!(t.find(unknown), None);
+            assert_eq!(t.find(unknown), None);
+        }
+    }
 
     #[test]
     fn every_row_is_complete() {
