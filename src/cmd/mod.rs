@@ -463,8 +463,8 @@ pub struct Table {
     by_name: NameMap,
     /// Names recently found, exactly as they were sent: a client (or a script) sends the same few
     /// names over and over, and comparing two words is cheaper than hashing and comparing without
-    /// case.
-    recent: [Cell<(NameKey, u32)>; 64],
+    /// case. 128 sets of two, the more recent first.
+    recent: [[Cell<(NameKey, u32)>; 2]; 128],
     pub stats: Vec<CallStats>,
 }
 
@@ -496,10 +496,10 @@ impl NameKey {
         Some(NameKey { len: n, head, tail })
     }
 
-    fn slot(&self) -> usize {
-        let h = (self.head ^ self.tail.rotate_left(32) ^ self.len as u64)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (h >> 58) as usize
+    fn set(&self) -> usize {
+        let mut h = self.head.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ self.tail ^ self.len as u64;
+        h = (h ^ h >> 29).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        (h ^ h >> 32) as usize % 128
     }
 }
 
@@ -517,7 +517,9 @@ impl Table {
         let mut t = Table {
             rows: Vec::new(),
             by_name: NameMap::default(),
-            recent: std::array::from_fn(|_| Cell::new((NameKey::default(), 0))),
+            recent: std::array::from_fn(|_| {
+                std::array::from_fn(|_| Cell::new((NameKey::default(), 0)))
+            }),
             stats: Vec::new(),
         };
         for &fam in families() {
@@ -545,15 +547,22 @@ impl Table {
         let Some(key) = NameKey::of(name) else {
             return self.by_name.get(Caseless::new(name)).copied();
         };
-        // An empty slot's key has length 0, which no `NameKey` has.
-        let slot = &self.recent[key.slot()];
-        let (seen, idx) = slot.get();
+        // An empty entry's key has length 0, which no `NameKey` has.
+        let [first, second] = &self.recent[key.set()];
+        let (seen, idx) = first.get();
         if seen == key {
+            return Some(idx as usize);
+        }
+        let (seen, idx) = second.get();
+        if seen == key {
+            second.set(first.get());
+            first.set((key, idx));
             return Some(idx as usize);
         }
         let found = self.by_name.get(Caseless::new(name)).copied();
         if let Some(idx) = found {
-            slot.set((key, idx as u32));
+            second.set(first.get());
+            first.set((key, idx as u32));
         }
         found
     }
