@@ -65,7 +65,7 @@ impl Functions {
 
     /// Bytes the functions' VM holds.
     pub fn memory(&self) -> usize {
-        self.vm.state.used
+        self.vm.state.heap.used()
     }
 
     /// `Engine::load_library` for Wren: runs the library's code once, within `limit` bytes and

@@ -51,6 +51,7 @@ mod api;
 mod convert;
 mod ffi;
 mod functions;
+mod heap;
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -58,6 +59,7 @@ use std::ptr;
 use std::time::Instant;
 
 use self::ffi::*;
+use self::heap::Heap;
 use super::cache::{ScriptCache, Sha};
 use super::function::{LibId, Registered};
 use super::{Engine, EngineId, Run, Sink, Stop, KILLED_ERROR};
@@ -106,7 +108,8 @@ enum Stopped {
 
 /// The VM's user data: the allocator's accounts, the limit and what the error callback saw.
 struct State {
-    used: usize,
+    /// The VM's blocks; `used()` is what the limit is checked against.
+    heap: Heap,
     /// 0: no limit.
     limit: usize,
     /// A host function is running: allocations are never refused (see the module docs).
@@ -143,29 +146,15 @@ unsafe fn state<'a>(vm: *mut WrenVM) -> &'a mut State {
 
 unsafe extern "C" fn reallocate(p: *mut c_void, size: usize, ud: *mut c_void) -> *mut c_void {
     let st = unsafe { &mut *(ud as *mut State) };
-    unsafe {
-        if size == 0 {
-            if !p.is_null() {
-                st.used -= libc::malloc_usable_size(p);
-                libc::free(p);
-            }
-            return ptr::null_mut();
-        }
-        let old = if p.is_null() {
-            0
-        } else {
-            libc::malloc_usable_size(p)
-        };
-        let q = libc::realloc(p, size);
-        if q.is_null() {
-            // Wren cannot go on from a failed allocation; the limit keeps requests far below
-            // this, so only the system itself running out gets here.
-            crate::warning!("Wren: out of memory allocating {size} bytes");
-            std::process::abort();
-        }
-        st.used = st.used - old + libc::malloc_usable_size(q);
-        q
+    // SAFETY: every block of this VM comes from its heap.
+    let q = unsafe { st.heap.realloc(p, size) };
+    if q.is_null() && size > 0 {
+        // Wren cannot go on from a failed allocation; the limit keeps requests far below this,
+        // so only the system itself running out gets here.
+        crate::warning!("Wren: out of memory allocating {size} bytes");
+        std::process::abort();
     }
+    q
 }
 
 /// The patch's question at an allocation inside `wrenCall`: may it grow from `old` to `new`
@@ -181,7 +170,7 @@ pub unsafe extern "C" fn goblin_wren_admit(
     last: c_int,
 ) -> c_int {
     let st = unsafe { state(vm) };
-    if st.limit == 0 || st.used + (new - old) <= st.limit {
+    if st.limit == 0 || st.heap.used() + (new - old) <= st.limit {
         return 1;
     }
     st.over = true;
@@ -300,7 +289,7 @@ impl Vm {
     /// A new VM whose modules put `prefix_lines` lines before their code, with memory `limit`.
     fn new(limit: usize, prefix_lines: i32) -> Vm {
         let mut state = Box::new(State {
-            used: 0,
+            heap: Heap::default(),
             limit,
             in_host: false,
             over: false,
@@ -406,7 +395,7 @@ impl Vm {
             run.ctx.out.error(&text);
         }
         let st = &*self.state;
-        if st.limit > 0 && st.used > st.limit / 2 {
+        if st.limit > 0 && st.heap.used() > st.limit / 2 {
             // A script that came close to the limit gives its garbage back now.
             // SAFETY: collecting between calls is always allowed.
             unsafe { wrenCollectGarbage(vm) };
@@ -611,7 +600,7 @@ impl Engine for Wren {
     }
 
     fn memory(&self) -> usize {
-        self.vm.state.used
+        self.vm.state.heap.used()
     }
 
     fn cache_stats(&self) -> super::cache::CacheStats {
