@@ -24,12 +24,22 @@ impl Drop for Server {
     }
 }
 
+/// A port no other server of this test process was given, and free when asked. Ports the kernel
+/// picks (bind to port 0) can come back to a parallel test before the first server has bound its
+/// own, and that test would then talk to the wrong server; a counter repeats only after 2000.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const SPAN: u32 = 2000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Below the kernel's ephemeral range. Test binaries run one after another; a base from the
+    // pid keeps them apart anyway.
+    let base = 10_000 + (std::process::id() % 10) * SPAN;
+    loop {
+        let port = (base + NEXT.fetch_add(1, Ordering::Relaxed) % SPAN) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 pub fn scratch_dir(tag: &str) -> PathBuf {
