@@ -29,6 +29,30 @@ fn line_end(q: &[u8], from: usize) -> Option<usize> {
     memchr(b'\r', &q[from + SHORT..]).map(|i| i + from + SHORT)
 }
 
+/// `<marker><digits>\r` at `pos` with 1 to 9 digits and no leading zero, and the two bytes after
+/// the `\r` in the buffer: the number and where the line's data starts. One pass over the few
+/// bytes of the common case; anything else (a sign, a zero, a long or unfinished line) is `None`,
+/// for the general path to take with its exact errors. Like the general path (and Redis), the byte
+/// after `\r` is taken as the `\n` without being checked.
+#[inline]
+fn short_header(q: &[u8], pos: usize, marker: u8) -> Option<(usize, usize)> {
+    let line = q.get(pos..)?;
+    if line.first() != Some(&marker) || !matches!(line.get(1), Some(b'1'..=b'9')) {
+        return None;
+    }
+    let (mut n, mut i) = (0usize, 1);
+    while i < line.len().min(11) {
+        let c = line[i];
+        if c.is_ascii_digit() {
+            n = n * 10 + usize::from(c - b'0');
+            i += 1;
+        } else {
+            return (c == b'\r' && line.len() >= i + 2).then_some((n, pos + i + 2));
+        }
+    }
+    None
+}
+
 pub struct Limits {
     pub proto_max_bulk_len: i64,
     /// Before AUTH, Redis refuses large multibulk and bulk lengths.
@@ -151,6 +175,15 @@ impl Parser {
                         None => continue, // an empty line is ignored, as in Redis
                     }
                 }
+                // The usual case first: a short count line, in one pass.
+                let short = short_header(q, self.pos, b'*')
+                    .filter(|&(n, _)| n <= 10 || !lim.unauthenticated);
+                if let Some((n, after)) = short {
+                    self.pos = after;
+                    self.bulks_left = n;
+                    self.spans.reserve(n.min(1024));
+                    continue;
+                }
                 let Some(nl) = line_end(q, self.pos) else {
                     if q.len() - self.pos > PROTO_INLINE_MAX_SIZE {
                         return err("too big mbulk count string");
@@ -176,6 +209,15 @@ impl Parser {
                 self.spans.reserve(self.bulks_left.min(1024));
             }
             while self.bulks_left > 0 {
+                // The usual case: the length line and the whole argument are in the buffer.
+                if let Some((len, start)) = short_header(q, self.pos, b'$') {
+                    if len <= 16384 && q.len() >= start + len + 2 {
+                        self.spans.push((start, start + len));
+                        self.pos = start + len + 2;
+                        self.bulks_left -= 1;
+                        continue;
+                    }
+                }
                 let Some(nl) = line_end(q, self.pos) else {
                     if q.len() - self.pos > PROTO_INLINE_MAX_SIZE {
                         return err("too big bulk count string");
@@ -377,6 +419,41 @@ mod tests {
         }
         assert!(matches!(p.next(full, &lim()), Parsed::Command));
         assert_eq!(&p.args(full)[2], b"hello");
+    }
+
+    /// Arguments of every length class (the one-pass path takes 1..=16384 bytes, the general path
+    /// the rest), whole and cut at every byte, parse the same.
+    #[test]
+    fn every_argument_length_parses_whole_and_cut() {
+        let args: Vec<Vec<u8>> = [0, 1, 9, 10, 99, 100, 16384, 16385, 100_000]
+            .iter()
+            .map(|&n| (0..n).map(|i| (i % 251) as u8).collect())
+            .collect();
+        let mut wire = format!("*{}\r\n", args.len()).into_bytes();
+        for a in &args {
+            wire.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            wire.extend_from_slice(a);
+            wire.extend_from_slice(b"\r\n");
+        }
+        assert_eq!(parse_all(&wire), vec![args.clone()]);
+        let mut p = Parser::default();
+        for cut in (1..wire.len())
+            .step_by(97)
+            .chain(wire.len() - 8..wire.len())
+        {
+            assert!(matches!(p.next(&wire[..cut], &lim()), Parsed::Incomplete));
+        }
+        assert!(matches!(p.next(&wire, &lim()), Parsed::Command));
+        let got: Vec<Vec<u8>> = p.args(&wire).iter().map(|a| a.to_vec()).collect();
+        assert_eq!(got, args);
+        // A leading zero or a sign is the general path's error, as Redis's.
+        for bad in [&b"*1\r\n$01\r\nx\r\n"[..], b"*1\r\n$+1\r\nx\r\n"] {
+            let mut p = Parser::default();
+            let Parsed::Error(e) = p.next(bad, &lim()) else {
+                panic!()
+            };
+            assert_eq!(e, "Protocol error: invalid bulk length");
+        }
     }
 
     #[test]
