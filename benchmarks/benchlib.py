@@ -2,7 +2,8 @@
 
 Used by ``server_benchmark.py`` (redis-benchmark, Goblin Core against Redis),
 ``persistence_benchmark.py`` (AOF fsync policies, BGSAVE stalls),
-``cad_benchmark.py`` (compare-and-delete),
+``cad_benchmark.py`` (compare-and-delete), ``instructions_benchmark.py`` (the same
+ops counted in instructions under callgrind),
 ``leaderboard_rescore_benchmark.py`` (time-decay leaderboard rescore) and
 ``nested_call_benchmark.py`` (one ``redis.call`` from a script). It is
 not a program of its own; the drivers import it (their directory is on
@@ -13,8 +14,9 @@ What is here:
 * **Servers** -- ``free_port``, ``find_binary``, ``version``, ``Server`` (one
   process on a free loopback TCP port *and* a Unix socket in a temporary
   directory, with ``--save '' --appendonly no`` and any ``extra`` directives
-  after them, ready once it answers PING on both) and ``Servers`` (a context manager owning the temporary directory:
-  every server it started is stopped on the way out -- SIGTERM, then SIGKILL
+  after them, optionally under a ``wrapper`` command, ready once it answers
+  PING on both) and ``Servers`` (a context manager owning the temporary
+  directory: every server it started is stopped on the way out -- SIGTERM, then SIGKILL
   after ``STOP_TIMEOUT`` seconds -- also on Ctrl-C, SIGTERM, SIGHUP or an
   error, once ``install_signal_handlers`` has turned those signals into
   ``KeyboardInterrupt``).
@@ -116,10 +118,12 @@ def version(binary):
 class Server:
     """One server process on a loopback port and a Unix socket (see ``Servers``)."""
 
-    def __init__(self, name, binary, workdir, extra=()):
+    def __init__(self, name, binary, workdir, extra=(), wrapper=(), start_timeout=START_TIMEOUT):
         self.name = name
         self.binary = binary
         self.extra = list(extra)  # more "--directive value" arguments, after the defaults
+        self.wrapper = list(wrapper)  # a command the server runs under (valgrind ...)
+        self.start_timeout = start_timeout
         self.dir = os.path.join(workdir, name.lower().replace(" ", "-"))
         os.mkdir(self.dir)
         self.socket = os.path.join(self.dir, "server.sock")
@@ -132,7 +136,7 @@ class Server:
     def start(self):
         for _attempt in range(3):
             self.port = free_port()
-            args = [
+            args = self.wrapper + [
                 self.binary,
                 "--port", str(self.port),
                 "--bind", "127.0.0.1",
@@ -151,7 +155,7 @@ class Server:
                 cwd=self.dir,
                 start_new_session=True,
             )
-            deadline = time.monotonic() + START_TIMEOUT
+            deadline = time.monotonic() + self.start_timeout
             while time.monotonic() < deadline and self.proc.poll() is None:
                 if ping(socket.AF_INET, ("127.0.0.1", self.port)) and ping(
                     socket.AF_UNIX, self.socket
@@ -231,14 +235,15 @@ class Servers:
         self.workdir = tempfile.mkdtemp(prefix=prefix)
         self.servers = []
 
-    def add(self, name, binary, extra=()):
-        """A Server, not started yet (it is stopped with the others all the same)."""
-        server = Server(name, binary, self.workdir, extra)
+    def add(self, name, binary, extra=(), **options):
+        """A Server, not started yet (it is stopped with the others all the same); options are
+        Server's (wrapper, start_timeout)."""
+        server = Server(name, binary, self.workdir, extra, **options)
         self.servers.append(server)
         return server
 
-    def start(self, name, binary, extra=()):
-        return self.add(name, binary, extra).start()
+    def start(self, name, binary, extra=(), **options):
+        return self.add(name, binary, extra, **options).start()
 
     def stop_all(self):
         # Ignore further signals while stopping, so a second Ctrl-C can't leave a server behind.

@@ -64,6 +64,31 @@ fn cad_benchmark_driver_runs_at_tiny_size() {
     assert_ran_with_lua_row("cad_benchmark.py", &out);
 }
 
+/// Under callgrind, every form is counted, and a script costs more instructions than the native
+/// command it spells out (a count that came out of nowhere would not be ordered so).
+#[test]
+fn instructions_benchmark_driver_runs_at_tiny_size() {
+    let driver = "instructions_benchmark.py";
+    let out = run_driver(driver, &["--ops", "100"]);
+    assert_ran_with_lua_row(driver, &out);
+    let native = row_value(driver, &out, "native GOBLIN.CAD");
+    for form in [
+        "lua EVALSHA",
+        "luau LUAU.EVALSHA",
+        "quickjs QUICKJS.EVALSHA",
+        "tcl TCL.EVALSHA",
+        "upython UPYTHON.EVALSHA",
+        "wren WREN.EVALSHA",
+        "naive GET+DEL",
+    ] {
+        let count = row_value(driver, &out, form);
+        assert!(
+            count > native && native > 100.0,
+            "{form}: {count} against native {native}"
+        );
+    }
+}
+
 #[test]
 fn leaderboard_rescore_benchmark_driver_runs_at_tiny_size() {
     let out = run_driver(
