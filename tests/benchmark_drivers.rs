@@ -10,6 +10,16 @@ use std::process::{Command, Output};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// The table rows of the six engines' EVALSHA forms.
+const ENGINE_ROWS: [&str; 6] = [
+    "lua EVALSHA",
+    "luau LUAU.EVALSHA",
+    "quickjs QUICKJS.EVALSHA",
+    "tcl TCL.EVALSHA",
+    "upython UPYTHON.EVALSHA",
+    "wren WREN.EVALSHA",
+];
+
 /// Runs `python3 benchmarks/<driver> --goblin-bin <the built binary> <args>` from the repository
 /// root. (Every driver's socket reads have a timeout, so this cannot hang for ever.)
 fn run_driver(driver: &str, args: &[&str]) -> Output {
@@ -72,15 +82,7 @@ fn instructions_benchmark_driver_runs_at_tiny_size() {
     let out = run_driver(driver, &["--ops", "100"]);
     assert_ran_with_lua_row(driver, &out);
     let native = row_value(driver, &out, "native GOBLIN.CAD");
-    for form in [
-        "lua EVALSHA",
-        "luau LUAU.EVALSHA",
-        "quickjs QUICKJS.EVALSHA",
-        "tcl TCL.EVALSHA",
-        "upython UPYTHON.EVALSHA",
-        "wren WREN.EVALSHA",
-        "naive GET+DEL",
-    ] {
+    for form in ENGINE_ROWS.iter().chain(&["naive GET+DEL"]) {
         let count = row_value(driver, &out, form);
         assert!(
             count > native && native > 100.0,
@@ -112,14 +114,7 @@ fn leaderboard_rescore_benchmark_driver_runs_at_tiny_size() {
 fn nested_call_benchmark_driver_runs_at_tiny_size() {
     let driver = "nested_call_benchmark.py";
     let out = run_driver(driver, &["--calls", "200", "--rounds", "1"]);
-    for form in [
-        "lua EVALSHA",
-        "luau LUAU.EVALSHA",
-        "quickjs QUICKJS.EVALSHA",
-        "tcl TCL.EVALSHA",
-        "upython UPYTHON.EVALSHA",
-        "wren WREN.EVALSHA",
-    ] {
+    for form in ENGINE_ROWS {
         let us = row_value(driver, &out, form);
         assert!(us >= 0.0 && us.is_finite(), "{form}: {us}");
     }
