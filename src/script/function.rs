@@ -143,6 +143,40 @@ pub fn check_registration(registered: &[Registered], name: &[u8]) -> Result<Stri
     Ok(name)
 }
 
+/// What a library's code has registered so far while it loads (FUNCTION LOAD, or a restarted VM
+/// running it again): the functions in order, and each one's callback as its engine holds it (a
+/// registry reference, a JS value, a Tcl command prefix, a Wren handle).
+pub struct Loading<C> {
+    pub functions: Vec<Registered>,
+    pub callbacks: Vec<C>,
+}
+
+impl<C> Default for Loading<C> {
+    fn default() -> Self {
+        Loading {
+            functions: Vec::new(),
+            callbacks: Vec::new(),
+        }
+    }
+}
+
+impl<C> Loading<C> {
+    /// Redis's checks of a new function's name against those registered so far.
+    pub fn check(&self, name: &[u8]) -> Result<String, String> {
+        check_registration(&self.functions, name)
+    }
+
+    /// Adds a function that passed `check`, with its callback.
+    pub fn push(&mut self, name: String, description: Option<Vec<u8>>, flags: u32, callback: C) {
+        self.functions.push(Registered {
+            name,
+            description,
+            flags: Flags(flags),
+        });
+        self.callbacks.push(callback);
+    }
+}
+
 /// Whether a library's code, run again (a VM restarted), registered the same functions in the
 /// same order as when it was loaded: callbacks are found by their index.
 pub fn same_functions(again: &[Registered], names: &[String]) -> bool {

@@ -19,10 +19,8 @@ use super::api;
 use super::ffi::*;
 use super::{push_array, Lua};
 use crate::cmd::Args;
-use crate::script::function::{
-    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
-};
-use crate::script::{Flags, Run};
+use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
+use crate::script::Run;
 
 /// The functions' VM and the callbacks of each library.
 pub(super) struct Functions {
@@ -34,11 +32,7 @@ pub(super) struct Functions {
 }
 
 /// What the loading run registered so far.
-#[derive(Default)]
-struct Loading {
-    functions: Vec<Registered>,
-    callbacks: Vec<c_int>,
-}
+type Loading = crate::script::function::Loading<c_int>;
 
 thread_local! {
     /// Set while a library's code runs: `redis.register_function` adds to it.
@@ -288,16 +282,16 @@ unsafe fn read_registration(l: *mut lua_State, loading: &mut Loading) -> Result<
     let checked = read.and_then(|()| {
         let name = name.ok_or("redis.register_function must get a function name argument")?;
         callback.ok_or("redis.register_function must get a callback argument")?;
-        check_registration(&loading.functions, &name)
+        loading.check(&name)
     });
     match checked {
         Ok(name) => {
-            loading.functions.push(Registered {
+            loading.push(
                 name,
                 description,
-                flags: Flags(flags),
-            });
-            loading.callbacks.extend(callback);
+                flags,
+                callback.expect("the callback was checked above"),
+            );
             Ok(())
         }
         Err(e) => {

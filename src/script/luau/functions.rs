@@ -15,17 +15,10 @@ use std::time::{Duration, Instant};
 use mlua::ffi::{self, lua_State};
 
 use super::{to_bytes, Luau};
-use crate::script::function::{
-    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
-};
-use crate::script::Flags;
+use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
 
 /// What the loading run registered so far.
-#[derive(Default)]
-struct Loading {
-    functions: Vec<Registered>,
-    callbacks: Vec<c_int>,
-}
+type Loading = crate::script::function::Loading<c_int>;
 
 thread_local! {
     static LOADING: RefCell<Option<Loading>> = const { RefCell::new(None) };
@@ -177,16 +170,16 @@ unsafe fn read_registration(l: *mut lua_State, loading: &mut Loading) -> Result<
         let checked = read.and_then(|()| {
             let name = name.ok_or("redis.register_function must get a function name argument")?;
             callback.ok_or("redis.register_function must get a callback argument")?;
-            check_registration(&loading.functions, &name)
+            loading.check(&name)
         });
         match checked {
             Ok(name) => {
-                loading.functions.push(Registered {
+                loading.push(
                     name,
                     description,
-                    flags: Flags(flags),
-                });
-                loading.callbacks.extend(callback);
+                    flags,
+                    callback.expect("the callback was checked above"),
+                );
                 Ok(())
             }
             Err(e) => {

@@ -21,10 +21,7 @@ use rquickjs_sys as q;
 use super::api::{args, throw_error};
 use super::convert::{self, string_bytes};
 use super::vm::Vm;
-use crate::script::function::{
-    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
-};
-use crate::script::Flags;
+use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
 
 /// The functions' VM, each library's callbacks (values we own) and code (for a rebuild).
 pub(super) struct Functions {
@@ -37,11 +34,7 @@ pub(super) struct Functions {
 }
 
 /// What the loading run registered so far.
-#[derive(Default)]
-struct Loading {
-    functions: Vec<Registered>,
-    callbacks: Vec<q::JSValue>,
-}
+type Loading = crate::script::function::Loading<q::JSValue>;
 
 thread_local! {
     static LOADING: RefCell<Option<Loading>> = const { RefCell::new(None) };
@@ -222,19 +215,14 @@ unsafe fn read_registration(
         }
         _ => return Err("wrong number of arguments to redis.register_function".into()),
     };
-    let name = match check_registration(&loading.functions, &name) {
+    let name = match loading.check(&name) {
         Ok(name) => name,
         Err(e) => {
             q::JS_FreeValue(ctx, callback);
             return Err(e);
         }
     };
-    loading.functions.push(Registered {
-        name,
-        description,
-        flags: Flags(flags),
-    });
-    loading.callbacks.push(callback);
+    loading.push(name, description, flags, callback);
     Ok(())
 }
 

@@ -26,10 +26,9 @@ use super::ffi::*;
 use super::{api, execute, incomplete, list, After, InArena, Stopped, Vm, HOOKS, HOOK_EVERY};
 use crate::cmd::Args;
 use crate::script::function::{
-    check_registration, parse_flag, same_functions, LibId, Registered, LOAD_TIMEOUT_ERROR,
-    LOAD_TIMEOUT_MS,
+    parse_flag, same_functions, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
 };
-use crate::script::{Flags, Run};
+use crate::script::Run;
 
 /// The libraries, by id.
 #[derive(Default)]
@@ -50,11 +49,7 @@ struct Library {
 }
 
 /// What the loading run registered so far.
-#[derive(Default)]
-struct Loading {
-    functions: Vec<Registered>,
-    callbacks: Vec<Vec<*mut Obj>>,
-}
+type Loading = crate::script::function::Loading<Vec<*mut Obj>>;
 
 thread_local! {
     /// Set while a library's code runs: `redis register_function` adds to it.
@@ -271,16 +266,11 @@ unsafe fn read_registration(
         [named] => read_named(interp, *named)?,
         _ => return Err("wrong number of arguments to redis.register_function".into()),
     };
-    let name = check_registration(&loading.functions, &name)?;
+    let name = loading.check(&name)?;
     for &w in &words {
         goblin_jim_incr(w);
     }
-    loading.functions.push(Registered {
-        name,
-        description,
-        flags: Flags(flags),
-    });
-    loading.callbacks.push(words);
+    loading.push(name, description, flags, words);
     Ok(())
 }
 

@@ -24,17 +24,11 @@ use super::api::{host, push_arg, raise};
 use super::ffi::*;
 use super::{state, with_code, Phase, Stopped, Vm};
 use crate::cmd::Args;
-use crate::script::function::{
-    check_registration, parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
-};
-use crate::script::{Flags, Run};
+use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
+use crate::script::Run;
 
 /// What a library's loading run registered so far: the functions and their callbacks' handles.
-#[derive(Default)]
-pub(super) struct Loading {
-    functions: Vec<Registered>,
-    callbacks: Vec<*mut WrenHandle>,
-}
+pub(super) type Loading = crate::script::function::Loading<*mut WrenHandle>;
 
 /// A loaded library: its module and a handle to each registered callback, by index.
 struct Library {
@@ -219,7 +213,7 @@ pub(super) unsafe extern "C" fn register_positional(vm: *mut WrenVM) {
                         "second argument to redis.register_function must be a function".into(),
                     );
                 }
-                let name = check_registration(&loading.functions, &name)?;
+                let name = loading.check(&name)?;
                 add(vm, loading, name, None, 2, 0);
                 Ok(())
             })
@@ -268,7 +262,7 @@ pub(super) unsafe extern "C" fn register_named(vm: *mut WrenVM) {
                 if !callback {
                     return Err("redis.register_function must get a callback argument".into());
                 }
-                let name = check_registration(&loading.functions, &name)?;
+                let name = loading.check(&name)?;
                 add(vm, loading, name, description, 5, flags);
                 Ok(())
             })
@@ -304,14 +298,9 @@ unsafe fn add(
     slot: c_int,
     flags: u32,
 ) {
-    loading.functions.push(Registered {
-        name,
-        description,
-        flags: Flags(flags),
+    loading.push(name, description, flags, unsafe {
+        wrenGetSlotHandle(vm, slot)
     });
-    loading
-        .callbacks
-        .push(unsafe { wrenGetSlotHandle(vm, slot) });
 }
 
 /// The string (or number's text) in `slot`, for the named argument `what`.
