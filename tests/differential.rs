@@ -420,6 +420,9 @@ fn connection_and_server() {
             "COMMAND NOPE",
             "get",
             "gEt a",
+            "config|get maxmemory",
+            "CLIENT|ID",
+            "get|x a",
         ],
         &[
             "AUTH x",

@@ -100,6 +100,10 @@ enum Lookup {
 /// Finds the table row for `args` (the subcommand's row for a container).
 fn lookup(ctx: &Ctx, args: Args) -> Result<usize, Lookup> {
     let table = &ctx.srv.table;
+    // The table also names subcommands `container|sub`; sent as a command name, that is unknown.
+    if memchr::memchr(b'|', &args[0]).is_some() {
+        return Err(Lookup::Unknown);
+    }
     let idx = table.find(&args[0]).ok_or(Lookup::Unknown)?;
     if !table.rows[idx].subcommands.is_empty() && args.len() >= 2 {
         return table.find_sub(idx, &args[1]).ok_or(Lookup::UnknownSub);
