@@ -211,7 +211,8 @@ impl Parser {
             while self.bulks_left > 0 {
                 // The usual case: the length line and the whole argument are in the buffer.
                 if let Some((len, start)) = short_header(q, self.pos, b'$') {
-                    if len <= 16384 && q.len() >= start + len + 2 {
+                    let allowed = len <= 16384 && len as i64 <= lim.proto_max_bulk_len;
+                    if allowed && q.len() >= start + len + 2 {
                         self.spans.push((start, start + len));
                         self.pos = start + len + 2;
                         self.bulks_left -= 1;
