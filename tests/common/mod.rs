@@ -26,20 +26,23 @@ impl Drop for Server {
 
 /// A port no other server of this test process was given, and free when asked. Ports the kernel
 /// picks (bind to port 0) can come back to a parallel test before the first server has bound its
-/// own, and that test would then talk to the wrong server; a counter repeats only after 2000.
+/// own, and that test would then talk to the wrong server; a counter repeats only after `SPAN`.
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
-    const SPAN: u32 = 2000;
+    // Below the kernel's ephemeral range; each process starts at its own place in it.
+    const FIRST: u32 = 10_000;
+    const SPAN: u32 = 20_000;
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    // Below the kernel's ephemeral range. Test binaries run one after another; a base from the
-    // pid keeps them apart anyway.
-    let base = 10_000 + (std::process::id() % 10) * SPAN;
-    loop {
-        let port = (base + NEXT.fetch_add(1, Ordering::Relaxed) % SPAN) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
+    let start = std::process::id().wrapping_mul(2_654_435_761) % SPAN;
+    for _ in 0..SPAN {
+        let port = (FIRST + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % SPAN) as u16;
+        match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(_) => return port,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
+            Err(e) => panic!("cannot bind a test port: {e}"),
         }
     }
+    panic!("no free port between {FIRST} and {}", FIRST + SPAN);
 }
 
 pub fn scratch_dir(tag: &str) -> PathBuf {
