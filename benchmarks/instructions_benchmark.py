@@ -14,7 +14,8 @@ preloads ``--ops`` fresh keys, zeroes the counters (``callgrind_control -z``),
 runs the ops pipelined (``--pipeline`` in flight, Unix socket), dumps the
 counters (``callgrind_control -d``) and divides their total by ``--ops``. That
 covers everything the server does for the ops -- reading the socket, parsing,
-the command or the script, the reply, writing it back -- and nothing else.
+the command or the script, the reply, writing it back -- and the little its
+periodic timer does meanwhile.
 The forms are the same as ``cad_benchmark.py``'s (each engine's
 ``benchmarks/scripts/cad.<ext>`` by EVALSHA, native GOBLIN.CAD, the naive GET+DEL,
 and Redis's Lua with ``--redis-bin``), verified the same way before counting, and
