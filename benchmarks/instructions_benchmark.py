@@ -130,47 +130,37 @@ def main():
     benchlib.check_target_arguments(parser, args)
     benchlib.install_signal_handlers()
 
-    status = 0
-    targets = []
-    with benchlib.Servers() as servers:
-        try:
-            main_target = start(servers, "Goblin Core", args.goblin_path)
-            main_target.version = benchlib.version(args.goblin_path)
-            targets.append(main_target)
-            keys = Keys(args.ops)
-            conn = main_target.conn()
-            forms = [Form(f"{e.name} {e.evalsha}", "script", main_target, e)
-                     for e in benchlib.load_scripts(conn, "cad", args.scripts_dir, args.engines)]
-            if benchlib.has_command(conn, "GOBLIN.CAD", keys.prefix + "probe", "x"):
-                forms.append(Form("native GOBLIN.CAD", "native", main_target))
-            forms.append(Form("naive GET+DEL", "naive", main_target))
-            reference = None
-            if args.redis_bin is not None:
-                reference = start(servers, "Redis", args.redis_path)
-                reference.version = benchlib.version(args.redis_path)
-                targets.append(reference)
-                ref = benchlib.load_scripts(reference.conn(), "cad", args.scripts_dir, ["lua"],
-                                            " on redis-server")
-                if not ref:
-                    raise BenchmarkError("redis-server did not load the Lua script")
-                forms.append(Form("lua EVALSHA (redis-server)", "script", reference, ref[0]))
-            verify(forms, keys.prefix)
-            counts = {}
-            for form in forms:
-                counted_run(form, keys, args.pipeline)  # warm-up, not counted
-                counts[form.name] = counted_run(form, keys, args.pipeline)
-                note(f"{form.name}: {counts[form.name]:.0f} instructions/op")
-            report(args, main_target, reference, forms, counts)
-        except BenchmarkError as e:
-            print(f"error: {e}", file=sys.stderr)
-            status = 1
-        except KeyboardInterrupt:
-            print("\ninterrupted; stopping", file=sys.stderr)
-            status = 130
-        finally:
-            for t in targets:
-                t.close()
-    return status
+    servers = benchlib.Servers()
+
+    def run():
+        main_target = start(servers, "Goblin Core", args.goblin_path)
+        main_target.version = benchlib.version(args.goblin_path)
+        keys = Keys(args.ops)
+        conn = main_target.conn()
+        forms = [Form(f"{e.name} {e.evalsha}", "script", main_target, e)
+                 for e in benchlib.load_scripts(conn, "cad", args.scripts_dir, args.engines)]
+        if benchlib.has_command(conn, "GOBLIN.CAD", keys.prefix + "probe", "x"):
+            forms.append(Form("native GOBLIN.CAD", "native", main_target))
+        forms.append(Form("naive GET+DEL", "naive", main_target))
+        reference = None
+        if args.redis_bin is not None:
+            reference = start(servers, "Redis", args.redis_path)
+            reference.version = benchlib.version(args.redis_path)
+            ref = benchlib.load_scripts(reference.conn(), "cad", args.scripts_dir, ["lua"],
+                                        " on redis-server")
+            if not ref:
+                raise BenchmarkError("redis-server did not load the Lua script")
+            forms.append(Form("lua EVALSHA (redis-server)", "script", reference, ref[0]))
+        verify(forms, keys.prefix)
+        counts = {}
+        for form in forms:
+            counted_run(form, keys, args.pipeline)  # warm-up, not counted
+            counts[form.name] = counted_run(form, keys, args.pipeline)
+            note(f"{form.name}: {counts[form.name]:.0f} instructions/op")
+        report(args, main_target, reference, forms, counts)
+        return 0
+
+    return benchlib.run_guarded(servers, run)
 
 
 def report(args, main_target, reference, forms, counts):

@@ -51,43 +51,34 @@ def main():
     benchlib.install_signal_handlers()
 
     key = "goblin-bench:nested:missing"
-    status = 0
-    targets = []
-    with benchlib.Servers() as servers:
-        try:
-            main_target, reference = benchlib.open_targets(args, servers)
-            targets = [t for t in (main_target, reference) if t is not None]
-            forms = [(f"{e.name} {e.evalsha}", main_target, e) for e in benchlib.load_scripts(
-                main_target.conn(), "nested_calls", args.scripts_dir, args.engines)]
-            if reference is not None:
-                forms += [(f"{e.name} {e.evalsha} (redis-server)", reference, e)
-                          for e in benchlib.load_scripts(reference.conn(), "nested_calls",
-                                                         args.scripts_dir, ["lua"],
-                                                         " on redis-server")]
-            if not forms:
-                raise BenchmarkError("the server has no scripting engine")
-            samples = {name: [] for name, _, _ in forms}
-            for rnd in range(args.rounds):
-                for name, target, engine in forms:
-                    conn = target.conn()
-                    conn.call("DEL", key)
-                    with benchlib.gc_paused():
-                        loop = timed_eval(conn, engine, key, args.calls, "loop")
-                        call = timed_eval(conn, engine, key, args.calls, "call")
-                    target.check_running()
-                    samples[name].append(max(call - loop, 0.0) * 1e6 / args.calls)
-                    note(f"round {rnd + 1}/{args.rounds}  {name}: {samples[name][-1]:.3f} µs/call")
-            report(args, main_target, reference, forms, samples)
-        except BenchmarkError as e:
-            print(f"error: {e}", file=sys.stderr)
-            status = 1
-        except KeyboardInterrupt:
-            print("\ninterrupted; stopping", file=sys.stderr)
-            status = 130
-        finally:
-            for t in targets:
-                t.close()
-    return status
+    servers = benchlib.Servers()
+
+    def run():
+        main_target, reference = benchlib.open_targets(args, servers)
+        forms = [(f"{e.name} {e.evalsha}", main_target, e) for e in benchlib.load_scripts(
+            main_target.conn(), "nested_calls", args.scripts_dir, args.engines)]
+        if reference is not None:
+            forms += [(f"{e.name} {e.evalsha} (redis-server)", reference, e)
+                      for e in benchlib.load_scripts(reference.conn(), "nested_calls",
+                                                     args.scripts_dir, ["lua"],
+                                                     " on redis-server")]
+        if not forms:
+            raise BenchmarkError("the server has no scripting engine")
+        samples = {name: [] for name, _, _ in forms}
+        for rnd in range(args.rounds):
+            for name, target, engine in forms:
+                conn = target.conn()
+                conn.call("DEL", key)
+                with benchlib.gc_paused():
+                    loop = timed_eval(conn, engine, key, args.calls, "loop")
+                    call = timed_eval(conn, engine, key, args.calls, "call")
+                target.check_running()
+                samples[name].append(max(call - loop, 0.0) * 1e6 / args.calls)
+                note(f"round {rnd + 1}/{args.rounds}  {name}: {samples[name][-1]:.3f} µs/call")
+        report(args, main_target, reference, forms, samples)
+        return 0
+
+    return benchlib.run_guarded(servers, run)
 
 
 def report(args, main_target, reference, forms, samples):
