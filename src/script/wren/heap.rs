@@ -2,8 +2,7 @@
 //! objects for nearly every call a script makes (strings, argument lists) and its collector frees
 //! them in batches, so blocks of up to `SMALL_MAX` bytes are sized to a multiple of 16 and, once
 //! freed, kept on a spare list for their size (up to `SPARE_MAX` bytes in all, about what one
-//! collection of a busy VM frees) to be handed out again before malloc is asked: a sixth fewer
-//! instructions per CAD call than with malloc and free. A header before each block holds its
+//! collection of a busy VM frees) to be handed out again before malloc is asked. A header before each block holds its
 //! capacity. `used` counts the bytes of live blocks (what the memory limit is checked against);
 //! spare blocks are not counted.
 
