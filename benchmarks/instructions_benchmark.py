@@ -23,6 +23,14 @@ each op deletes a preloaded key (the hit path). Instructions are not time: cache
 misses, branch mispredictions and the system calls' own cost are not in them, so
 this complements the timed drivers rather than replacing them. A first round
 warms the server up (caches, allocator) and is not counted.
+
+A second table is each engine's floor: EVALSHA of ``benchmarks/scripts/noop.<ext>``
+(``return 1``; in Tcl ``return [redis int 1]``, its integer reply) with the
+same key and token, which it does not touch -- what entering the VM and leaving
+it costs, with no command called. It is counted the
+same way (no key is preloaded: the op reads none) and set against the native
+command's whole op: a compare-and-delete script can cost no less than its
+engine's floor plus its two commands.
 """
 
 import argparse
@@ -86,11 +94,16 @@ def start(servers, name, binary):
     return target
 
 
-def counted_run(form, keys, pipeline):
-    """Instructions per op of one run of --ops fresh keys, pipelined over the Unix socket."""
+def counted_run(form, keys, pipeline, deletes=True):
+    """Instructions per op of one run of --ops fresh keys, pipelined over the Unix socket.
+
+    deletes: the form deletes each key (compare-and-delete), so the keys are preloaded and
+    must all be gone after the run; a noop form gets keys it never reads, and none exist.
+    """
     target = form.target
     conn = target.conn()
-    keys.load(conn)
+    if deletes:
+        keys.load(conn)
     reqs, exps = form.plan("pipe", keys.keys, keys.tokens, pipeline)
     target.counted.zero()
     conn.batches(reqs, exps)
@@ -152,18 +165,26 @@ def main():
                 raise BenchmarkError("redis-server did not load the Lua script")
             forms.append(Form("lua EVALSHA (redis-server)", "script", reference, ref[0]))
         verify(forms, keys.prefix)
+        # The noop scripts reply 1 whatever they are given, as the op's right reply is.
+        floors = [Form(f"{e.name} {e.evalsha} noop", "script", main_target, e)
+                  for e in benchlib.load_scripts(conn, "noop", args.scripts_dir, args.engines)]
+        if reference is not None:
+            floors += [Form("lua EVALSHA noop (redis-server)", "script", reference, e)
+                       for e in benchlib.load_scripts(reference.conn(), "noop", args.scripts_dir,
+                                                      ["lua"], " on redis-server")]
         counts = {}
-        for form in forms:
-            counted_run(form, keys, args.pipeline)  # warm-up, not counted
-            counts[form.name] = counted_run(form, keys, args.pipeline)
+        for form in forms + floors:
+            deletes = form not in floors
+            counted_run(form, keys, args.pipeline, deletes)  # warm-up, not counted
+            counts[form.name] = counted_run(form, keys, args.pipeline, deletes)
             note(f"{form.name}: {counts[form.name]:.0f} instructions/op")
-        report(args, main_target, reference, forms, counts)
+        report(args, main_target, reference, forms, floors, counts)
         return 0
 
     return benchlib.run_guarded(servers, run)
 
 
-def report(args, main_target, reference, forms, counts):
+def report(args, main_target, reference, forms, floors, counts):
     native = counts.get("native GOBLIN.CAD")
     print(f"Compare-and-delete (GET key == token ? DEL key), server instructions per op "
           f"(callgrind), {args.ops} ops pipelined {args.pipeline} over the Unix socket after "
@@ -174,9 +195,17 @@ def report(args, main_target, reference, forms, counts):
     if native:
         print("Ratios:    to native GOBLIN.CAD")
     print()
-    rows = [[f.name, f"{counts[f.name]:.0f}",
-             f"{counts[f.name] / native:.2f}x" if native else "-"] for f in forms]
-    benchlib.print_table(["form", "instructions/op", "ratio"], rows)
+    def rows(of):
+        return [[f.name, f"{counts[f.name]:.0f}",
+                 f"{counts[f.name] / native:.2f}x" if native else "-"] for f in of]
+
+    benchlib.print_table(["form", "instructions/op", "ratio"], rows(forms))
+    if floors:
+        print()
+        print("Floor: EVALSHA of each engine's noop script (return 1; the key and token are "
+              "passed, not read), ratio to native GOBLIN.CAD's whole op")
+        print()
+        benchlib.print_table(["form", "instructions/op", "ratio"], rows(floors))
     if args.json:
         benchlib.write_json(args.json, {
             "benchmark": "cad_instructions",
@@ -187,6 +216,8 @@ def report(args, main_target, reference, forms, counts):
             "ops": args.ops,
             "pipeline": args.pipeline,
             "rows": [{"form": f.name, "instructions_per_op": counts[f.name]} for f in forms],
+            "floor_rows": [{"form": f.name, "instructions_per_op": counts[f.name]}
+                           for f in floors],
         })
 
 

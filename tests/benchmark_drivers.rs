@@ -75,7 +75,8 @@ fn cad_benchmark_driver_runs_at_tiny_size() {
 }
 
 /// Under callgrind, every form is counted, and a script costs more instructions than the native
-/// command it spells out (a count that came out of nowhere would not be ordered so).
+/// command it spells out, and than its engine's noop script, which calls no command (a count that
+/// came out of nowhere would not be ordered so).
 #[test]
 fn instructions_benchmark_driver_runs_at_tiny_size() {
     let driver = "instructions_benchmark.py";
@@ -87,6 +88,14 @@ fn instructions_benchmark_driver_runs_at_tiny_size() {
         assert!(
             count > native && native > 100.0,
             "{form}: {count} against native {native}"
+        );
+    }
+    for form in ENGINE_ROWS {
+        let floor = row_value(driver, &out, &format!("{form} noop"));
+        let cad = row_value(driver, &out, form);
+        assert!(
+            floor > 100.0 && floor < cad,
+            "{form}: noop {floor}, cad {cad}"
         );
     }
 }
