@@ -238,6 +238,35 @@ void goblin_jim_arena_free(Arena *a)
     free(a);
 }
 
+/* ---- Interrupts ----
+ * Jim_InterruptHook (our patch) is asked after every command. The engine's own check (in Rust:
+ * the time budget, SCRIPT KILL, the memory limit) is reached every CHECK_EVERY commands, at once
+ * when the arena is past the cap (allocations inside a host command may take it there), and on
+ * every command once it has asked for a stop; any other command pays one decrement. */
+#define CHECK_EVERY 1000
+
+static __thread unsigned countdown = CHECK_EVERY;
+static int (*engine_check)(Jim_Interp *interp);
+
+static int interrupt_hook(Jim_Interp *interp)
+{
+    int stop;
+
+    if (--countdown > 0 && !(cap && arena_or_main(current)->used > cap)) {
+        return 0;
+    }
+    stop = engine_check(interp);
+    countdown = stop ? 1 : CHECK_EVERY;
+    return stop;
+}
+
+/* Installs `check` as the engine's check behind the interrupt hook (before any interpreter). */
+void goblin_jim_set_check(int (*check)(Jim_Interp *interp))
+{
+    engine_check = check;
+    Jim_InterruptHook = interrupt_hook;
+}
+
 /* Runs objv as a command with allocations capped at `limit` bytes per arena (0: no cap). Returns
  * Jim's code, or -1 when an allocation past the cap abandoned the interpreter. */
 int goblin_jim_call(Jim_Interp *interp, int objc, Jim_Obj *const *objv, size_t limit)
@@ -246,6 +275,7 @@ int goblin_jim_call(Jim_Interp *interp, int objc, Jim_Obj *const *objv, size_t l
     int rc;
 
     cap = limit;
+    countdown = CHECK_EVERY;
     if (setjmp(jb)) {
         abort_to = NULL;
         in_host = 0;

@@ -43,9 +43,6 @@ pub const KIND_LIST: c_int = -3;
 pub const KIND_DICT: c_int = -4;
 
 extern "C" {
-    /// Our patch (vendor/jim/interrupt.patch): asked after every command; non-zero stops the script.
-    pub static mut Jim_InterruptHook: Option<unsafe extern "C" fn(*mut Interp) -> c_int>;
-
     pub fn Jim_FreeInterp(interp: *mut Interp);
     pub fn Jim_CreateCommand(
         interp: *mut Interp,
@@ -75,6 +72,9 @@ extern "C" {
     pub fn goblin_jim_new() -> *mut Interp;
     /// Bytes of the current arena.
     pub fn goblin_jim_used() -> usize;
+    /// Installs the engine's check behind our patch's interrupt hook, which glue.c asks after every
+    /// command and which calls `check` now and then (non-zero stops the script).
+    pub fn goblin_jim_set_check(check: unsafe extern "C" fn(*mut Interp) -> c_int);
     pub fn goblin_jim_arena_new() -> *mut Arena;
     /// Makes `arena` (null: the EVAL interpreter's) the one new blocks go to; the previous one.
     pub fn goblin_jim_arena_use(arena: *mut Arena) -> *mut Arena;

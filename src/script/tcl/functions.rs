@@ -23,7 +23,7 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use super::ffi::*;
-use super::{api, execute, incomplete, list, After, InArena, Stopped, Vm, HOOKS, HOOK_EVERY};
+use super::{api, execute, incomplete, list, After, InArena, Stopped, Vm, HOOKS};
 use crate::cmd::Args;
 use crate::script::function::{
     parse_flag, same_functions, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
@@ -138,7 +138,6 @@ impl Library {
             LOADING.with(|c| *c.borrow_mut() = Some(Loading::default()));
             HOOKS.with(|h| {
                 h.stopped.set(Stopped::No);
-                h.countdown.set(HOOK_EVERY);
                 h.deadline.set(Some(
                     Instant::now() + Duration::from_millis(LOAD_TIMEOUT_MS),
                 ));

@@ -11,10 +11,11 @@
 //!
 //! # Budget and memory
 //! Jim has no interrupt hook, so our patch adds one (`Jim_InterruptHook`), asked after every command
-//! and on the fast paths Jim takes for `{}` and `incr v` loop bodies: every `HOOK_EVERY` calls it
-//! asks `Run::check_budget`; once the script must stop it answers "stop" on every call, which ends
-//! the script with `JIM_SIGNAL`, a code `catch` and `try` pass through (and a `catch -signal` that
-//! took it is stopped again by the very next command). Jim never checks an allocation for NULL, so
+//! and on the fast paths Jim takes for `{}` and `incr v` loop bodies; glue.c counts the calls and
+//! asks our `check` every thousandth (it asks `Run::check_budget`), and at once when the memory
+//! limit is passed. Once the script must stop it answers "stop" on every call, which ends the
+//! script with `JIM_SIGNAL`, a code `catch` and `try` pass through (and a `catch -signal` that took
+//! it is stopped again by the very next command). Jim never checks an allocation for NULL, so
 //! our allocator (`Jim_Allocator`, in glue.c) keeps every block on a list and, while a script runs,
 //! jumps out of the script at the allocation that would pass `tcl-memory-limit`; that interpreter
 //! is abandoned, every block it had is freed, and a fresh one is made. (Past the limit inside the
@@ -44,9 +45,6 @@ use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, Stop, KILLED_ERROR};
 use crate::cmd::Args;
 
-/// Interrupt-hook calls (about one per Tcl command) between two budget checks.
-const HOOK_EVERY: u32 = 1000;
-
 /// Why the running script was stopped.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stopped {
@@ -60,7 +58,6 @@ struct Hooks {
     /// The `Run` of the script executing now (type-erased: it borrows the server for the call).
     run: Cell<*mut c_void>,
     stopped: Cell<Stopped>,
-    countdown: Cell<u32>,
     /// The memory limit (0: none).
     limit: Cell<usize>,
     /// When a library's loading run (which has no `Run`) must stop.
@@ -72,7 +69,6 @@ thread_local! {
         Hooks {
             run: Cell::new(ptr::null_mut()),
             stopped: Cell::new(Stopped::No),
-            countdown: Cell::new(HOOK_EVERY),
             limit: Cell::new(0),
             deadline: Cell::new(None),
         }
@@ -89,8 +85,10 @@ unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
     (p as *mut Run).as_mut()
 }
 
-/// Our patch's interrupt hook: non-zero stops the script (or the loading run).
-unsafe extern "C" fn interrupt(_interp: *mut Interp) -> c_int {
+/// The engine's check behind our patch's interrupt hook (glue.c calls it every thousandth command,
+/// when the arena is past the cap, and after every command once it said stop): non-zero stops the
+/// script (or the loading run).
+unsafe extern "C" fn check(_interp: *mut Interp) -> c_int {
     HOOKS.with(|h| {
         let deadline = h.deadline.get();
         if h.run.get().is_null() && deadline.is_none() {
@@ -104,12 +102,6 @@ unsafe extern "C" fn interrupt(_interp: *mut Interp) -> c_int {
             h.stopped.set(Stopped::OutOfMemory);
             return 1;
         }
-        let n = h.countdown.get() - 1;
-        if n > 0 {
-            h.countdown.set(n);
-            return 0;
-        }
-        h.countdown.set(HOOK_EVERY);
         if let Some(deadline) = deadline {
             if Instant::now() > deadline {
                 h.stopped.set(Stopped::Killed);
@@ -149,7 +141,7 @@ impl Vm {
         // frees came from our allocator) and are the same for every interpreter.
         unsafe {
             static INSTALL: std::sync::Once = std::sync::Once::new();
-            INSTALL.call_once(|| Jim_InterruptHook = Some(interrupt));
+            INSTALL.call_once(|| goblin_jim_set_check(check));
             let interp = goblin_jim_new();
             api::register(interp);
             let mut vm = Vm {
@@ -282,7 +274,6 @@ unsafe fn execute(interp: *mut Interp, objv: &[*mut Obj], run: &mut Run) -> Afte
         // CONFIG SET tcl-memory-limit takes effect from the next call.
         h.limit.set(limit);
         h.stopped.set(Stopped::No);
-        h.countdown.set(HOOK_EVERY);
         // The `Run` is reached through HOOKS only while the command runs, and used directly
         // again after it is unset.
         h.run.set(run as *mut Run as *mut c_void);
