@@ -36,9 +36,13 @@ What is here:
   (``SOCKET_TIMEOUT``), so no read can wait forever.
 
 * **Results** -- ``median``, ``print_table`` (aligned columns on stdout),
-  ``write_json`` (``--json FILE``) and ``write_chart`` (``--chart FILE.png``;
-  matplotlib is imported only then -- ``require_matplotlib`` says clearly that
-  it is missing before a run starts rather than after).
+  ``ratio_cell`` and ``ratio_header`` (tables read ratios first: ``3.02×
+  (2.45)``, the unit of the parenthesised number in the header),
+  ``json_results`` and ``write_json`` (``--json FILE``: every driver's file
+  starts with "benchmark", "unit", "time", "server", "reference") and
+  ``write_chart`` (``--chart FILE.png``; matplotlib is imported only then --
+  ``require_matplotlib`` makes its absence a usage error, status 2, before a
+  run starts rather than after).
 """
 
 import json
@@ -684,6 +688,7 @@ class Target:
     def __init__(self, label, host=None, port=None, unix=None, server=None):
         self.label = label
         self.server = server
+        self.version = "?"
         self.conns = {}
         try:
             if port is not None:
@@ -712,6 +717,10 @@ class Target:
             if line.startswith("redis_version:"):
                 return "redis_version " + line.split(":", 1)[1]
         return "?"
+
+    def description(self):
+        """How headers and JSON files name the server: "label: version"."""
+        return f"{self.label}: {self.version}"
 
     def close(self):
         for c in self.conns.values():
@@ -762,7 +771,7 @@ def check_target_arguments(parser, args):
         if args.redis_path is None:
             parser.exit(2, f"{args.redis_bin} not found (Debian: apt-get install redis-server)\n")
     if args.chart:
-        require_matplotlib()
+        require_matplotlib(parser)
 
 
 def open_targets(args, servers):
@@ -837,7 +846,37 @@ def fmt_us(v):
 
 
 def fmt_ratio(v, base):
-    return f"{v / base:.2f}x" if v is not None and base else "-"
+    """v / base as "3.02×", or "-" when either is missing or base is 0."""
+    return f"{v / base:.2f}×" if v is not None and base else "-"
+
+
+def ratio_cell(v, base, fmt=fmt_us):
+    """A table cell, ratio first: "3.02× (2.45)" -- v / base, then v itself (formatted by fmt)
+    in parentheses. The ratio leads because it is what to read: the absolute number depends on
+    the machine and the client. "-" if v is None."""
+    if v is None:
+        return "-"
+    return f"{fmt_ratio(v, base)} ({fmt(v)})"
+
+
+def ratio_header(label, unit):
+    """The header of a column of ratio_cell cells, naming the parenthesised number's unit:
+    "seq tcp: × (µs/op)"."""
+    return f"{label}: × ({unit})" if label else f"× ({unit})"
+
+
+def json_results(benchmark, unit, server, reference, **fields):
+    """What every driver's --json file holds first: which benchmark, its unit (None when the
+    rows have units of their own), when (UTC), the server measured and the reference (a
+    "label: version" string, or None), then the driver's own fields (its rows, its options)."""
+    return {
+        "benchmark": benchmark,
+        "unit": unit,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "server": server,
+        "reference": reference,
+        **fields,
+    }
 
 
 def write_json(path, data):
@@ -847,22 +886,25 @@ def write_json(path, data):
     print(f"wrote {path}", file=sys.stderr)
 
 
-def require_matplotlib():
-    """Exits with a clear message if --chart was asked for and matplotlib is missing."""
+def require_matplotlib(parser):
+    """A usage error (status 2, before any server starts) if --chart was asked for and
+    matplotlib is missing, rather than a failure after the whole run."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        sys.exit(
-            "--chart needs matplotlib, which is not installed "
+        parser.exit(
+            2,
+            f"{parser.prog}: error: --chart needs matplotlib, which is not installed "
             "(pip install matplotlib, or Debian: apt-get install python3-matplotlib); "
-            "run without --chart, or with --json, otherwise"
+            "run without --chart (--json still writes the results)\n",
         )
 
 
-def write_chart(path, title, groups, series, ylabel="µs/op (lower is better)"):
+def write_chart(path, title, groups, series, unit):
     """A grouped bar chart: one group per entry of groups, one bar per series.
 
-    series: [(name, [value or None per group])].
+    series: [(name, [value or None per group])]; unit: what the values are (the y axis label,
+    e.g. "µs/op" or "µs/call").
     """
     import matplotlib
 
@@ -878,13 +920,14 @@ def write_chart(path, title, groups, series, ylabel="µs/op (lower is better)"):
         ax.bar(xs, ys, width, label=name)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(f"{unit} (lower is better)")
     ax.set_title(title)
     positive = [v for _, vs in series for v in vs if v]
     if positive and max(positive) / min(positive) > 30:
         ax.set_yscale("log")
-    ax.legend(fontsize="small")
+    # Outside the axes, to the right: inside, it would hide some group's bars whatever the corner.
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # "tight": the canvas grows to the legend
     plt.close(fig)
     print(f"wrote {path}", file=sys.stderr)

@@ -48,10 +48,11 @@ operation (lower is better), each the median over ``--rounds`` rounds:
 * ``pipe tcp`` / ``pipe unix`` -- pipelined: ``--pipeline`` (256) requests sent
   in one write, then their 256 replies read, and so on.
 
-Every number comes with its ratio to the native command (``1.00x`` is as fast
-as GOBLIN.CAD, ``2.00x`` twice as slow), or to Goblin Core's Lua row when the
-server has no GOBLIN.CAD. **The ratios are what to read**: the absolute numbers
-are bound by this single Python client and by the machine. The forms' order
+Each cell is ratio first: the ratio to the native command (``1.00×`` is as
+fast as GOBLIN.CAD, ``2.00×`` twice as slow), or to Goblin Core's Lua row when
+the server has no GOBLIN.CAD, then the µs/op in parentheses, e.g. ``3.02×
+(2.45)``. **The ratios are what to read**: the absolute numbers are bound by
+this single Python client and by the machine. The forms' order
 rotates from one round to the next so none always gets the warmer caches.
 
 The client is benchlib's raw RESP client over one TCP and one Unix-socket
@@ -73,7 +74,6 @@ import argparse
 import os
 import random
 import sys
-import time
 
 import benchlib
 from benchlib import BenchmarkError, encode, note
@@ -318,50 +318,44 @@ def report(args, main_target, reference, forms, columns):
          and f.target is main_target), forms[0])
     print(f"Compare-and-delete (GET key == token ? DEL key), µs/op, median of {args.rounds} "
           f"rounds of {args.keys} ops; lower is better")
-    print(f"Server:    {main_target.label}: {main_target.version}")
+    print(f"Server:    {main_target.description()}")
     if reference is not None:
-        print(f"Reference: {reference.label}: {reference.version}")
+        print(f"Reference: {reference.description()}")
     print(f"Client:    benchlib raw RESP, one Python connection per transport; pipelined = "
           f"{args.pipeline} in flight")
-    print(f"Ratios:    to {base.name} (1.00x = as fast, 2.00x = twice as slow)")
+    print(f"Cells:     ratio to {base.name} (1.00× = as fast, 2.00× = twice as slow), "
+          "then µs/op in parentheses")
     print()
     headers = ["form"]
     for m, t in columns:
         label = f"{m}{args.pipeline}" if m == "pipe" else m
-        headers += [f"{label} {t}", "ratio"]
-    rows = []
-    for f in forms:
-        row = [f.name]
-        for c in columns:
-            v = medians[f.name][c]
-            row += [benchlib.fmt_us(v), benchlib.fmt_ratio(v, medians[base.name][c])]
-        rows.append(row)
+        headers.append(benchlib.ratio_header(f"{label} {t}", "µs/op"))
+    rows = [[f.name] + [benchlib.ratio_cell(medians[f.name][c], medians[base.name][c])
+                        for c in columns] for f in forms]
     benchlib.print_table(headers, rows)
     if args.json:
-        benchlib.write_json(args.json, {
-            "benchmark": "cad",
-            "unit": "us/op",
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "server": f"{main_target.label}: {main_target.version}",
-            "reference": reference and f"{reference.label}: {reference.version}",
-            "keys": args.keys,
-            "rounds": args.rounds,
-            "pipeline": args.pipeline,
-            "baseline": base.name,
-            "columns": [f"{m} {t}" for m, t in columns],
-            "rows": [{
+        benchlib.write_json(args.json, benchlib.json_results(
+            "cad", "us/op", main_target.description(),
+            reference and reference.description(),
+            keys=args.keys,
+            rounds=args.rounds,
+            pipeline=args.pipeline,
+            baseline=base.name,
+            columns=[f"{m} {t}" for m, t in columns],
+            rows=[{
                 "form": f.name,
                 "median": {f"{m} {t}": medians[f.name][(m, t)] for m, t in columns},
                 "ratio": {f"{m} {t}": (medians[f.name][(m, t)] / medians[base.name][(m, t)])
                           for m, t in columns},
                 "samples": {f"{m} {t}": f.samples[(m, t)] for m, t in columns},
             } for f in forms],
-        })
+        ))
     if args.chart:
         benchlib.write_chart(
             args.chart, f"Compare-and-delete, µs/op (median of {args.rounds})",
             [f"{m} {t}" for m, t in columns],
             [(f.name, [medians[f.name][c] for c in columns]) for f in forms],
+            "µs/op",
         )
 
 

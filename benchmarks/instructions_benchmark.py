@@ -31,6 +31,11 @@ it costs, with no command called. It is counted the
 same way (no key is preloaded: the op reads none) and set against the native
 command's whole op: a compare-and-delete script can cost no less than its
 engine's floor plus its two commands.
+
+Each cell is ratio first, as in ``cad_benchmark.py``: the ratio to the native
+command's count (to Goblin Core's Lua row if the server has no GOBLIN.CAD),
+then the instructions per op in parentheses, e.g. ``4.72× (10898)``.
+``--json FILE`` writes the counts.
 """
 
 import argparse
@@ -40,7 +45,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 import benchlib
 from benchlib import BenchmarkError, note
@@ -185,40 +189,40 @@ def main():
 
 
 def report(args, main_target, reference, forms, floors, counts):
-    native = counts.get("native GOBLIN.CAD")
+    base = next((f for f in forms if f.kind == "native"), None) or next(
+        (f for f in forms if f.engine is not None and f.engine.name == "lua"
+         and f.target is main_target), forms[0])
     print(f"Compare-and-delete (GET key == token ? DEL key), server instructions per op "
           f"(callgrind), {args.ops} ops pipelined {args.pipeline} over the Unix socket after "
           f"a warm-up run; lower is better")
-    print(f"Server:    {main_target.label}: {main_target.version}")
+    print(f"Server:    {main_target.description()}")
     if reference is not None:
-        print(f"Reference: {reference.label}: {reference.version}")
-    if native:
-        print("Ratios:    to native GOBLIN.CAD")
+        print(f"Reference: {reference.description()}")
+    print(f"Cells:     ratio to {base.name}, then instructions/op in parentheses")
     print()
-    def rows(of):
-        return [[f.name, f"{counts[f.name]:.0f}",
-                 f"{counts[f.name] / native:.2f}x" if native else "-"] for f in of]
+    headers = ["form", benchlib.ratio_header("", "instructions/op")]
 
-    benchlib.print_table(["form", "instructions/op", "ratio"], rows(forms))
+    def rows(of):
+        return [[f.name, benchlib.ratio_cell(counts[f.name], counts[base.name],
+                                             lambda v: f"{v:.0f}")] for f in of]
+
+    benchlib.print_table(headers, rows(forms))
     if floors:
         print()
         print("Floor: EVALSHA of each engine's noop script (return 1; the key and token are "
-              "passed, not read), ratio to native GOBLIN.CAD's whole op")
+              f"passed, not read), ratio to {base.name}'s whole op")
         print()
-        benchlib.print_table(["form", "instructions/op", "ratio"], rows(floors))
+        benchlib.print_table(headers, rows(floors))
     if args.json:
-        benchlib.write_json(args.json, {
-            "benchmark": "cad_instructions",
-            "unit": "instructions/op",
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "server": f"{main_target.label}: {main_target.version}",
-            "reference": reference and f"{reference.label}: {reference.version}",
-            "ops": args.ops,
-            "pipeline": args.pipeline,
-            "rows": [{"form": f.name, "instructions_per_op": counts[f.name]} for f in forms],
-            "floor_rows": [{"form": f.name, "instructions_per_op": counts[f.name]}
-                           for f in floors],
-        })
+        benchlib.write_json(args.json, benchlib.json_results(
+            "cad_instructions", "instructions/op", main_target.description(),
+            reference and reference.description(),
+            ops=args.ops,
+            pipeline=args.pipeline,
+            rows=[{"form": f.name, "instructions_per_op": counts[f.name]} for f in forms],
+            floor_rows=[{"form": f.name, "instructions_per_op": counts[f.name]}
+                        for f in floors],
+        ))
 
 
 if __name__ == "__main__":

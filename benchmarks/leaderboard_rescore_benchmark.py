@@ -64,9 +64,11 @@ command), ``--pipeline`` in flight, over the Unix socket (over TCP only if the
 target has no Unix socket), each reply checked against the expected bytes.
 One number per mode: microseconds per call (lower is better), the median of
 ``--rounds`` (5) rounds; the forms' order rotates from round to round. Each
-number comes with its ratio to the native command (``10.00x`` = ten times as
-slow), or to Goblin Core's Lua row when the server has no native command.
-**The ratios are what to read**; the absolute numbers depend on the machine.
+cell is ratio first: the ratio to the native command (``10.00×`` = ten times as
+slow), or to Goblin Core's Lua row when the server has no native command, then
+the µs/call in parentheses, e.g. ``91.00× (812.3)``. **The ratios are what to
+read**; the absolute numbers depend on the machine. The header names the
+transport used.
 
 The client is benchlib's raw RESP client (one Python connection), not
 redis-py: requests are encoded before the clock starts and replies compared as
@@ -84,7 +86,6 @@ import argparse
 import os
 import random
 import sys
-import time
 
 import benchlib
 from benchlib import BenchmarkError, ReplyError, encode, encode_reply, note
@@ -333,48 +334,46 @@ def report(args, main_target, reference_target, forms, transports):
     medians = {f.name: {m: benchlib.median(f.samples[m]) for m in modes} for f in forms}
     base = next((f for f in forms if f.engine is None), None) or next(
         (f for f in forms if f.engine.name == "lua" and f.target is main_target), forms[0])
-    over = "Unix socket" if transports == {"unix"} else "Unix socket / TCP"
+    # The transport actually used: a target started here has a Unix socket, a running server
+    # given by --host/--port alone has TCP only.
+    if transports == {"unix"}:
+        over = "the Unix socket"
+    elif transports == {"tcp"}:
+        over = "TCP"
+    else:
+        over = "the Unix socket (TCP to a server without one)"
     print(f"Leaderboard rescore ({args.members} members, top {args.k}), µs/call, pipelined "
-          f"({args.pipeline} in flight) over the {over}, median of {args.rounds} rounds "
+          f"({args.pipeline} in flight) over {over}, median of {args.rounds} rounds "
           f"of {args.calls} calls; lower is better")
-    print(f"Server:    {main_target.label}: {main_target.version}")
+    print(f"Server:    {main_target.description()}")
     if reference_target is not None:
-        print(f"Reference: {reference_target.label}: {reference_target.version}")
+        print(f"Reference: {reference_target.description()}")
     print("Client:    benchlib raw RESP, one Python connection")
     print("Params:    " + ", ".join(f"{m} {p}" for m, p in MODES) + f" (now {NOW})")
-    print(f"Ratios:    to {base.name} (1.00x = as fast, 10.00x = ten times as slow)")
+    print(f"Cells:     ratio to {base.name} (1.00× = as fast, 10.00× = ten times as slow), "
+          "then µs/call in parentheses")
     print()
-    headers = ["form"]
-    for m in modes:
-        headers += [m, "ratio"]
+    headers = ["form"] + [benchlib.ratio_header(m, "µs/call") for m in modes]
     rows = []
     for f in forms:
-        row = [f.name]
-        for m in modes:
-            if m in f.unsupported:
-                row += ["n/a", "-"]
-                continue
-            v = medians[f.name][m]
-            row += [benchlib.fmt_us(v), benchlib.fmt_ratio(v, medians[base.name][m])]
-        rows.append(row)
+        rows.append([f.name] + ["n/a" if m in f.unsupported else
+                                benchlib.ratio_cell(medians[f.name][m], medians[base.name][m])
+                                for m in modes])
     benchlib.print_table(headers, rows)
     if args.json:
-        benchlib.write_json(args.json, {
-            "benchmark": "leaderboard_rescore",
-            "unit": "us/call",
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "server": f"{main_target.label}: {main_target.version}",
-            "reference": reference_target and
-            f"{reference_target.label}: {reference_target.version}",
-            "members": args.members,
-            "k": args.k,
-            "rounds": args.rounds,
-            "calls": args.calls,
-            "pipeline": args.pipeline,
-            "now": NOW,
-            "params": dict(MODES),
-            "baseline": base.name,
-            "rows": [{
+        benchlib.write_json(args.json, benchlib.json_results(
+            "leaderboard_rescore", "us/call", main_target.description(),
+            reference_target and reference_target.description(),
+            members=args.members,
+            k=args.k,
+            rounds=args.rounds,
+            calls=args.calls,
+            pipeline=args.pipeline,
+            transports=sorted(transports),
+            now=NOW,
+            params=dict(MODES),
+            baseline=base.name,
+            rows=[{
                 "form": f.name,
                 "median": medians[f.name],
                 "ratio": {m: (medians[f.name][m] / medians[base.name][m]
@@ -383,13 +382,13 @@ def report(args, main_target, reference_target, forms, transports):
                 "unsupported": f.unsupported,
                 "samples": f.samples,
             } for f in forms],
-        })
+        ))
     if args.chart:
         benchlib.write_chart(
             args.chart,
             f"Leaderboard rescore, {args.members} members, top {args.k}: µs/call "
             f"(median of {args.rounds})",
-            modes, [(f.name, [medians[f.name][m] for m in modes]) for f in forms])
+            modes, [(f.name, [medians[f.name][m] for m in modes]) for f in forms], "µs/call")
 
 
 if __name__ == "__main__":

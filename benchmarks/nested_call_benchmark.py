@@ -15,6 +15,10 @@ nothing missing the cache. It is the floor under any script that calls
 commands: the compare-and-delete script makes two such calls per op
 (``cad_benchmark.py``). Median of ``--rounds`` rounds, µs per call, over the
 Unix socket (one request at a time: the loop is the work, not the transport).
+
+Progress goes to stderr, the table to stdout; ``--json FILE`` also writes every
+sample, ``--chart FILE.png`` draws the medians (needs matplotlib). Exit status:
+0 measured, 1 a check failed or a server misbehaved, 2 usage, 130 interrupted.
 """
 
 import argparse
@@ -85,28 +89,25 @@ def report(args, main_target, reference, forms, samples):
     medians = {name: benchlib.median(samples[name]) for name, _, _ in forms}
     print(f"One redis.call('GET', missing key) from a script, µs/call (the empty loop "
           f"subtracted), median of {args.rounds} rounds of {args.calls} calls; lower is better")
-    print(f"Server:    {main_target.label}: {main_target.version}")
+    print(f"Server:    {main_target.description()}")
     if reference is not None:
-        print(f"Reference: {reference.label}: {reference.version}")
+        print(f"Reference: {reference.description()}")
     print()
     benchlib.print_table(["form", "µs/call"],
                          [[name, f"{medians[name]:.3f}"] for name, _, _ in forms])
     if args.json:
-        benchlib.write_json(args.json, {
-            "benchmark": "nested_call",
-            "unit": "us/call",
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "server": f"{main_target.label}: {main_target.version}",
-            "reference": reference and f"{reference.label}: {reference.version}",
-            "calls": args.calls,
-            "rounds": args.rounds,
-            "rows": [{"form": name, "median": medians[name], "samples": samples[name]}
-                     for name, _, _ in forms],
-        })
+        benchlib.write_json(args.json, benchlib.json_results(
+            "nested_call", "us/call", main_target.description(),
+            reference and reference.description(),
+            calls=args.calls,
+            rounds=args.rounds,
+            rows=[{"form": name, "median": medians[name], "samples": samples[name]}
+                  for name, _, _ in forms],
+        ))
     if args.chart:
         benchlib.write_chart(args.chart, f"One redis.call, µs (median of {args.rounds})",
                              ["redis.call"], [(name, [medians[name]]) for name, _, _ in forms],
-                             ylabel="µs/call (lower is better)")
+                             "µs/call")
 
 
 if __name__ == "__main__":

@@ -30,12 +30,16 @@ in a temporary directory:
   fork, for both servers). The snapshot is checked with DBSIZE and
   ``rdb_last_bgsave_status:ok``.
 
-For every point the table shows Goblin Core's figure, Redis's, and the ratio
-Goblin/Redis. With ``--rounds N`` every point is measured N times on each
-server (alternating which goes first) and the median is reported. The
-absolute numbers depend on the machine and its disk; the ratio, measured on
-the same machine at the same time, is what to read. ``--json FILE`` writes the
-figures. Both servers are stopped at the end, also on Ctrl-C or an error.
+For every point the table shows, ratio first, the ratio Goblin/Redis, then
+Goblin Core's figure and Redis's. With ``--rounds N`` every point is measured N
+times on each server (alternating which goes first) and the median is
+reported. The absolute numbers depend on the machine and its disk; the ratio,
+measured on the same machine at the same time, is what to read. ``--json
+FILE`` writes the figures in benchlib's shape ("benchmark", "unit", "time",
+"server", "reference", "rows"); the rows' units differ (ops/s, seconds), so
+each row has its own "unit" and the top-level one is null. Both servers are
+stopped at the end, also on Ctrl-C or an error. Exit status: 0 measured, 1 a
+check failed or a server misbehaved, 2 usage, 130 interrupted.
 """
 
 import argparse
@@ -83,7 +87,7 @@ def set_throughput(args, server):
 
 
 def aof_point(args, group, binaries, policy):
-    """{server name: median SET ops/s} with appendfsync `policy`."""
+    """{server name: [SET ops/s, one per round]} with appendfsync `policy`."""
     extra = ["--appendonly", "yes", "--appendfsync", policy]
     servers = [group.start(f"{name} {policy}", binary, extra) for name, binary in binaries]
     samples = {s.name: [] for s in servers}
@@ -99,7 +103,7 @@ def aof_point(args, group, binaries, policy):
                                          f"({before} -> {after} bytes) with appendonly yes")
     for s in servers:
         s.stop()
-    return {name: benchlib.median(samples[s.name]) for (name, _), s in zip(binaries, servers)}
+    return {name: samples[s.name] for (name, _), s in zip(binaries, servers)}
 
 
 def fill(conn, keys):
@@ -167,6 +171,7 @@ def bgsave_point(args, server):
 
 
 def bgsave_points(args, group, binaries):
+    """({server name: [BGSAVE seconds]}, {server name: [longest stall, seconds]})."""
     servers = [group.start(f"{name} bgsave", binary) for name, binary in binaries]
     for s in servers:
         with benchlib.Connection.tcp("127.0.0.1", s.port) as conn:
@@ -182,10 +187,9 @@ def bgsave_points(args, group, binaries):
             s.check_running()
     for s in servers:
         s.stop()
-    med = benchlib.median
     names = [name for name, _ in binaries]
-    return ({n: med(times[s.name]) for n, s in zip(names, servers)},
-            {n: med(stalls[s.name]) for n, s in zip(names, servers)})
+    return ({n: times[s.name] for n, s in zip(names, servers)},
+            {n: stalls[s.name] for n, s in zip(names, servers)})
 
 
 def main():
@@ -227,31 +231,48 @@ def main():
     binaries = [("Goblin Core", goblin_bin), ("Redis", redis_bin)]
     benchlib.install_signal_handlers()
     group = benchlib.Servers(prefix="goblin-persist-bench-")
-    rows, data = [], {}
+    rows, results = [], []
+
+    def add(measure, key, unit, samples, show, scale=1):
+        """A row of the table (ratio first) and of the JSON file, from both servers' samples."""
+        g, r = (benchlib.median(samples[n]) for n in ("Goblin Core", "Redis"))
+        rows.append([measure, benchlib.fmt_ratio(g, r), show(g * scale), show(r * scale)])
+        results.append({
+            "measure": key,
+            "label": measure,  # the row's name in the table
+            "unit": unit,
+            "goblin": g,
+            "redis": r,
+            "ratio": g / r if r else None,
+            "samples": {"goblin": samples["Goblin Core"], "redis": samples["Redis"]},
+        })
 
     def run():
-        print(f"Goblin Core: {benchlib.version(goblin_bin)}")
-        print(f"Redis:       {benchlib.version(redis_bin)}")
+        versions = {name: benchlib.version(binary) for name, binary in binaries}
+        print(f"Goblin Core: {versions['Goblin Core']}")
+        print(f"Redis:       {versions['Redis']}")
         for policy in policies:
-            ops = aof_point(args, group, binaries, policy)
-            g, r = ops["Goblin Core"], ops["Redis"]
-            rows.append([f"SET ops/s, appendfsync {policy}", f"{g:,.0f}", f"{r:,.0f}",
-                         f"{g / r:.2f}"])
-            data[f"set_ops_{policy}"] = ops
+            add(f"SET ops/s, appendfsync {policy}", f"set_ops_{policy}", "ops/s",
+                aof_point(args, group, binaries, policy), lambda v: f"{v:,.0f}")
         if not args.skip_bgsave:
             times, stalls = bgsave_points(args, group, binaries)
-            g, r = times["Goblin Core"], times["Redis"]
-            rows.append([f"BGSAVE {args.keys:,} keys, s", f"{g:.3f}", f"{r:.3f}",
-                         f"{g / r:.2f}"])
-            g, r = stalls["Goblin Core"], stalls["Redis"]
-            rows.append(["longest stall during BGSAVE, ms", f"{g * 1000:.2f}",
-                         f"{r * 1000:.2f}", f"{g / r:.2f}" if r else "-"])
-            data["bgsave_seconds"] = times
-            data["bgsave_max_stall_seconds"] = stalls
+            add(f"BGSAVE {args.keys:,} keys, s", "bgsave_seconds", "s", times,
+                lambda v: f"{v:.3f}")
+            add("longest stall during BGSAVE, ms", "bgsave_max_stall_seconds", "s", stalls,
+                lambda v: f"{v:.2f}", scale=1000)
         print()
-        benchlib.print_table(["measure", "Goblin Core", "Redis", "Goblin/Redis"], rows)
+        benchlib.print_table(["measure", "Goblin/Redis", "Goblin Core", "Redis"], rows)
         if args.json:
-            benchlib.write_json(args.json, data)
+            benchlib.write_json(args.json, benchlib.json_results(
+                "persistence", None, f"Goblin Core: {versions['Goblin Core']}",
+                f"Redis: {versions['Redis']}",
+                requests=args.requests,
+                clients=args.clients,
+                keys=None if args.skip_bgsave else args.keys,
+                rounds=args.rounds,
+                policies=policies,
+                rows=results,
+            ))
         return 0
 
     return benchlib.run_guarded(group, run)

@@ -40,15 +40,15 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
 workloads; ``--suite scripts`` is ``evalsha_cad``; ``--tests`` given as well
 adds its tests after the suite's.
 
-For each (transport, pipeline, test) point it prints one row: Goblin Core's
-ops/s, Redis's ops/s, and the ratio Goblin/Redis. The absolute numbers depend
-on the machine and on whatever else it is doing; **the ratio is what to
-read**: 1.00 means as fast as Redis, above 1 faster, below 1 slower. Both
-servers run on the same machine at the same time, with the same client, and
-which server is measured first alternates from one point to the next (and from
-one round to the next) so neither always gets the warmer caches or the quieter
-moment. With ``--rounds N`` every point is measured N times on each server and
-the median is reported.
+For each (transport, pipeline, test) point it prints one row, ratio first: the
+ratio Goblin/Redis of the ops/s, then Goblin Core's ops/s and Redis's. The
+absolute numbers depend on the machine and on whatever else it is doing; **the
+ratio is what to read**: 1.00× means as fast as Redis, above 1 faster, below 1
+slower. Both servers run on the same machine at the same time, with the same
+client, and which server is measured first alternates from one point to the
+next (and from one round to the next) so neither always gets the warmer caches
+or the quieter moment. With ``--rounds N`` every point is measured N times on
+each server and the median is reported.
 
 Traffic goes only to 127.0.0.1 and to the two Unix sockets. Both servers are
 stopped at the end, also on Ctrl-C, SIGTERM or an error, and every
@@ -57,7 +57,12 @@ the servers is benchlib.py's, shared with the scripting benchmark drivers.) A ru
 one server (for instance a test whose command that server does not have yet)
 shows "failed" in its row and is explained on stderr; the other points still
 run, and the exit status is 1. The exit status is 0 when every point was
-measured.
+measured, 2 on a usage error.
+
+``--json FILE`` also writes the results: benchlib's shape ("benchmark",
+"unit", "time", "server", "reference", then one entry of "rows" per printed
+row with both medians, the ratio and every sample; a run under redis-benchmark's
+resolution, reported as inf, is null there).
 """
 
 import argparse
@@ -235,6 +240,11 @@ def fmt_ops(v):
     return f"{v:,.0f}" if math.isfinite(v) else "too short"
 
 
+def finite(v):
+    """v, or None if it is missing or not finite (JSON has no inf)."""
+    return v if v is not None and math.isfinite(v) else None
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="Run redis-benchmark against Goblin Core and Redis side by side; "
@@ -268,6 +278,7 @@ def main():
                         help="measurements per point and server; the median is reported")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds one redis-benchmark run may take")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = parser.parse_args()
 
     tests = list(SUITES[args.suite]) if args.suite else []
@@ -293,13 +304,14 @@ def main():
 
     goblin_bin = benchlib.find_binary(args.goblin_bin)
     if goblin_bin is None:
-        sys.exit(f"Goblin Core binary not found: {args.goblin_bin} "
-                 "(build it with cargo build --release)")
+        parser.exit(2, f"Goblin Core binary not found: {args.goblin_bin} "
+                    "(build it with cargo build --release)\n")
     redis_bin = benchlib.find_binary(args.redis_bin)
     benchmark_bin = benchlib.find_binary(args.benchmark_bin)
     for tool, found in ((args.redis_bin, redis_bin), (args.benchmark_bin, benchmark_bin)):
         if found is None:
-            sys.exit(f"{tool} not found (Debian: apt-get install redis-server redis-tools)")
+            parser.exit(2, f"{tool} not found (Debian: apt-get install redis-server "
+                        "redis-tools)\n")
     args.benchmark_bin = benchmark_bin
 
     # SIGTERM (and SIGHUP) stop the run like Ctrl-C does, so the servers are stopped below.
@@ -312,19 +324,21 @@ def main():
     status = 0
     errors = []
     short = False
+    results = []  # the JSON rows
     try:
         for s in servers:
             s.start()
-        print(f"Goblin Core: {benchlib.version(goblin_bin)}")
-        print(f"Redis:       {benchlib.version(redis_bin)}")
+        goblin_version, redis_version = benchlib.version(goblin_bin), benchlib.version(redis_bin)
+        print(f"Goblin Core: {goblin_version}")
+        print(f"Redis:       {redis_version}")
         print(f"Client:      {benchlib.version(benchmark_bin)}, -c {args.clients}, "
               f"-n {args.requests}, rounds {args.rounds} (median)")
         if "zrange" in tests:
             print(f"zrange:      {ZRANGE_KEY} of {args.zrange_members} members, "
                   f"ZRANGE {ZRANGE_KEY} 0 9 WITHSCORES")
         print()
-        header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin ops/s':>14} " \
-                 f"{'Redis ops/s':>14} {'Goblin/Redis':>12}"
+        header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin/Redis':>12} " \
+                 f"{'Goblin ops/s':>14} {'Redis ops/s':>14}"
         print(header)
         print("-" * len(header))
         sys.stdout.flush()
@@ -353,19 +367,43 @@ def main():
                     if not names:  # failed on both servers
                         names = [test.upper()]
                     for name in names:
-                        g = samples[goblin.name].get(name)
-                        r = samples[redis.name].get(name)
-                        g = benchlib.median(g) if g else None
-                        r = benchlib.median(r) if r else None
+                        gss = samples[goblin.name].get(name, [])
+                        rss = samples[redis.name].get(name, [])
+                        g = benchlib.median(gss) if gss else None
+                        r = benchlib.median(rss) if rss else None
                         timed = g and r and math.isfinite(g) and math.isfinite(r)
-                        ratio = f"{g / r:.2f}" if timed else "-"
+                        ratio = benchlib.fmt_ratio(g, r) if timed else "-"
                         short = short or (g is not None and not math.isfinite(g)) or (
                             r is not None and not math.isfinite(r))
                         gs = "failed" if goblin.name in failed else fmt_ops(g)
                         rs = "failed" if redis.name in failed else fmt_ops(r)
-                        print(f"{transport:<9} {pipeline:>8}  {name:<32} {gs:>14} "
-                              f"{rs:>14} {ratio:>12}")
+                        print(f"{transport:<9} {pipeline:>8}  {name:<32} {ratio:>12} "
+                              f"{gs:>14} {rs:>14}")
                         sys.stdout.flush()
+                        results.append({
+                            "transport": transport,
+                            "pipeline": pipeline,
+                            "test": name,
+                            "goblin": finite(g),
+                            "redis": finite(r),
+                            "ratio": g / r if timed else None,
+                            "failed": sorted(failed),
+                            "samples": {"goblin": [finite(v) for v in gss],
+                                        "redis": [finite(v) for v in rss]},
+                        })
+        if args.json:  # also when some point failed: its row says so ("failed")
+            benchlib.write_json(args.json, benchlib.json_results(
+                "server", "ops/s", f"Goblin Core: {goblin_version}", f"Redis: {redis_version}",
+                client=benchlib.version(benchmark_bin),
+                requests=args.requests,
+                clients=args.clients,
+                rounds=args.rounds,
+                tests=tests,
+                pipelines=pipelines,
+                transports=transports,
+                zrange_members=args.zrange_members,
+                rows=results,
+            ))
         if short:
             print("note: 'too short' runs took under redis-benchmark's 1 ms resolution; "
                   "raise --requests", file=sys.stderr)
