@@ -613,3 +613,224 @@ fn command_docs_serves_every_command() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+// ---- The idiom scripts on the pages ----
+
+/// The idioms every engine has a script for (`benchmarks/scripts/<idiom>.<ext>`).
+const IDIOMS: &[&str] = &["cad", "rescore"];
+
+/// Per engine: the extension of its scripts, the command that runs one, the info strings its
+/// fenced blocks may carry, and its EVAL page.
+const IDIOM_ENGINES: &[(&str, &str, &[&str], &str)] = &[
+    ("lua", "EVAL", &["lua"], "EVAL.md"),
+    ("luau", "LUAU.EVAL", &["lua", "luau"], "LUAU.EVAL.md"),
+    ("js", "QUICKJS.EVAL", &["js"], "QUICKJS.EVAL.md"),
+    ("tcl", "TCL.EVAL", &["tcl"], "TCL.EVAL.md"),
+    ("py", "UPYTHON.EVAL", &["python"], "UPYTHON.EVAL.md"),
+    ("wren", "WREN.EVAL", &["wren"], "WREN.EVAL.md"),
+];
+
+/// A fenced block: its info string, its text (each line ending in `\n`), the paragraph before it,
+/// and the line it opens on (1-based).
+struct Fence {
+    info: String,
+    body: String,
+    lead: String,
+    line: usize,
+}
+
+fn fences(text: &str) -> Vec<Fence> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(info) = lines[i].trim_start().strip_prefix("```") else {
+            i += 1;
+            continue;
+        };
+        // The paragraph before: blank lines skipped, the text lines up to a blank line or a fence.
+        let mut stop = i;
+        while stop > 0 && lines[stop - 1].trim().is_empty() {
+            stop -= 1;
+        }
+        let mut start = stop;
+        while start > 0
+            && !lines[start - 1].trim().is_empty()
+            && !lines[start - 1].trim_start().starts_with("```")
+        {
+            start -= 1;
+        }
+        let lead = lines[start..stop].join("\n");
+        let mut end = i + 1;
+        while end < lines.len() && !lines[end].trim_start().starts_with("```") {
+            end += 1;
+        }
+        let body: String = lines[i + 1..end.min(lines.len())]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        out.push(Fence {
+            info: info.trim().to_string(),
+            body,
+            lead,
+            line: i + 1,
+        });
+        i = end + 1;
+    }
+    out
+}
+
+/// The idiom scripts a paragraph names in backticks (`benchmarks/scripts/cad.lua`): (idiom, ext).
+fn named_scripts(lead: &str) -> Vec<(String, String)> {
+    lead.split("`benchmarks/scripts/")
+        .skip(1)
+        .filter_map(|rest| {
+            let name = &rest[..rest.find('`')?];
+            let (idiom, ext) = name.rsplit_once('.')?;
+            let known = IDIOMS.contains(&idiom) && IDIOM_ENGINES.iter().any(|e| e.0 == ext);
+            known.then(|| (idiom.to_string(), ext.to_string()))
+        })
+        .collect()
+}
+
+/// The copies of the idiom scripts on the pages are the files the benchmarks and the conformance
+/// tests run, so the docs cannot drift from them. A fenced block is a copy of
+/// `benchmarks/scripts/<idiom>.<ext>` when the paragraph right before it names that file in
+/// backticks; it must equal the file byte for byte, carry the engine's language, and the
+/// paragraph must give the command that runs it (`` `TCL.EVAL script 1 ...` ``). A block that
+/// starts like one of the files without naming it fails too. GOBLIN.CAD's and
+/// GOBLIN.TD_LEADERBOARD_RESCORE's pages show every engine's copy, each linking the engine's EVAL
+/// page; each engine's EVAL page shows its own two.
+#[test]
+fn idiom_scripts_on_the_pages_are_the_benchmark_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: BTreeMap<(String, String), String> = BTreeMap::new();
+    for idiom in IDIOMS {
+        for (ext, ..) in IDIOM_ENGINES {
+            let path = root.join(format!("benchmarks/scripts/{idiom}.{ext}"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            files.insert((idiom.to_string(), ext.to_string()), text);
+        }
+    }
+    let mut required: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    for (page, idiom) in [
+        ("GOBLIN.CAD.md", "cad"),
+        ("GOBLIN.TD_LEADERBOARD_RESCORE.md", "rescore"),
+    ] {
+        let copies = IDIOM_ENGINES
+            .iter()
+            .map(|e| (idiom.to_string(), e.0.to_string()));
+        required.entry(page).or_default().extend(copies);
+    }
+    for (ext, _, _, page) in IDIOM_ENGINES {
+        let copies = IDIOMS.iter().map(|i| (i.to_string(), ext.to_string()));
+        required.entry(page).or_default().extend(copies);
+    }
+
+    let mut problems = Vec::new();
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(docs_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.sort();
+    for path in pages {
+        let page = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut found = Vec::new();
+        for f in fences(&text) {
+            let at = format!("{page}:{}", f.line);
+            let named = named_scripts(&f.lead);
+            let [(idiom, ext)] = named.as_slice() else {
+                if named.len() > 1 {
+                    problems.push(format!("{at}: the paragraph names several scripts"));
+                }
+                let first = f.body.lines().next().unwrap_or("");
+                for ((idiom, ext), file) in &files {
+                    if !first.trim().is_empty() && file.lines().next() == Some(first) {
+                        problems.push(format!(
+                            "{at}: starts like benchmarks/scripts/{idiom}.{ext} but the paragraph \
+                             before does not name it"
+                        ));
+                    }
+                }
+                continue;
+            };
+            let (_, cmd, infos, engine_page) = IDIOM_ENGINES.iter().find(|e| e.0 == ext).unwrap();
+            let file = &files[&(idiom.clone(), ext.clone())];
+            if f.body != *file {
+                let line = f
+                    .body
+                    .lines()
+                    .zip(file.lines())
+                    .position(|(a, b)| a != b)
+                    .map_or("its length".to_string(), |n| format!("its line {}", n + 1));
+                problems.push(format!(
+                    "{at}: not benchmarks/scripts/{idiom}.{ext} (first difference: {line})"
+                ));
+            }
+            if !infos.contains(&f.info.as_str()) {
+                problems.push(format!("{at}: a {ext} script in a `{}` block", f.info));
+            }
+            if !f.lead.contains(&format!("`{cmd} script 1 ")) {
+                problems.push(format!(
+                    "{at}: the paragraph does not say how it runs (`{cmd} script 1 ...`)"
+                ));
+            }
+            if page.starts_with("GOBLIN.") && !f.lead.contains(&format!("]({engine_page})")) {
+                problems.push(format!("{at}: the paragraph does not link {engine_page}"));
+            }
+            found.push((idiom.clone(), ext.clone()));
+        }
+        for want in required.get(page.as_str()).into_iter().flatten() {
+            if !found.contains(want) {
+                problems.push(format!(
+                    "{page}: no copy of benchmarks/scripts/{}.{}",
+                    want.0, want.1
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Links between the pages are well formed and name pages that exist (a link whose text or
+/// target was pasted over by other text fails here).
+#[test]
+fn links_between_pages_resolve() {
+    let dir = docs_dir();
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let page = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Outside fenced blocks only: code may hold `](`.
+        let mut prose = String::new();
+        let mut in_fence = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                in_fence = !in_fence;
+            } else if !in_fence {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+        }
+        for rest in prose.split("](").skip(1) {
+            let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+            if target.starts_with("https://") || target.starts_with("http://") {
+                continue;
+            }
+            let file = target.split('#').next().unwrap_or("");
+            if target.contains(char::is_whitespace) || !dir.join(file).is_file() {
+                let shown: String = target.chars().take(60).collect();
+                problems.push(format!("{page}: a link to `{shown}`"));
+            }
+        }
+    }
+    problems.sort();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

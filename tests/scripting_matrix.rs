@@ -80,6 +80,9 @@ fn library(engine: &Engine, body: &[u8]) -> Vec<u8> {
 enum Expect {
     /// The exact reply bytes.
     Reply(&'static str),
+    /// The exact reply bytes, then each (command, exact reply) on the same connection: what the
+    /// script left behind.
+    ReplyThen(&'static str, &'static [(&'static str, &'static str)]),
     /// An error reply starting with this text.
     ErrorStarting(&'static str),
 }
@@ -122,10 +125,23 @@ fn call(c: &mut Raw, cmd: &[u8], script: &[u8], case: &Case) -> Vec<u8> {
     c.cmd(&args)
 }
 
-fn check(got: &[u8], expect: &Expect) -> bool {
+/// `None` if the reply (and what the script left behind) is as expected, else what differs.
+fn check(c: &mut Raw, got: &[u8], expect: &Expect) -> Option<String> {
+    let got = show(got);
     match expect {
-        Expect::Reply(want) => show(got) == *want,
-        Expect::ErrorStarting(prefix) => show(got).starts_with(&format!("-{prefix}")),
+        Expect::Reply(want) => (got != *want).then(|| format!("got {got}")),
+        Expect::ReplyThen(want, after) => {
+            if got != *want {
+                return Some(format!("got {got}"));
+            }
+            after.iter().find_map(|(cmd, reply)| {
+                let then = show(&c.cmd_str(cmd));
+                (then != *reply).then(|| format!("then {cmd}: got {then}"))
+            })
+        }
+        Expect::ErrorStarting(prefix) => {
+            (!got.starts_with(&format!("-{prefix}"))).then(|| format!("got {got}"))
+        }
     }
 }
 
@@ -166,19 +182,24 @@ fn run_matrix(cases: &[Case]) {
                         case,
                     ),
                 };
-                if !check(&got, &case.expect) {
-                    failures.push(format!(
-                        "{} / {} ({mode}): got {}",
-                        engine.name,
-                        case.name,
-                        show(&got)
-                    ));
+                if let Some(why) = check(&mut c, &got, &case.expect) {
+                    failures.push(format!("{} / {} ({mode}): {why}", engine.name, case.name));
                 }
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every engine's `benchmarks/scripts/rescore.<ext>`.
+const ALL_RESCORE: &[(&str, &str)] = &[
+    ("lua", "@rescore"),
+    ("luau", "@rescore"),
+    ("quickjs", "@rescore"),
+    ("upython", "@rescore"),
+    ("tcl", "@rescore"),
+    ("wren", "@rescore"),
+];
 
 #[test]
 fn compare_and_delete_idiom() {
@@ -196,7 +217,7 @@ fn compare_and_delete_idiom() {
             ],
             keys: &["lock"],
             args: &["tok"],
-            expect: Expect::Reply(":1\\r\\n"),
+            expect: Expect::ReplyThen(":1\\r\\n", &[("EXISTS lock", ":0\\r\\n")]),
         },
         Case {
             name: "cad keeps on another token",
@@ -211,7 +232,7 @@ fn compare_and_delete_idiom() {
             ],
             keys: &["lock"],
             args: &["other"],
-            expect: Expect::Reply(":0\\r\\n"),
+            expect: Expect::ReplyThen(":0\\r\\n", &[("GET lock", "$3\\r\\ntok\\r\\n")]),
         },
         Case {
             name: "cad on a missing key",
@@ -1019,7 +1040,8 @@ fn busy_scripts_kill_and_shutdown() {
 
 /// The leaderboard rescore idiom (`benchmarks/scripts/rescore.*`) in all three modes, on a small
 /// board whose expected top-k was worked out by hand: ties by member name, zero weights left out,
-/// future timestamps clamped to age 0.
+/// future timestamps clamped to age 0, the mode in any case, an unknown mode's error, infinite
+/// scores.
 #[test]
 fn leaderboard_rescore_idiom() {
     const SETUP: &[&str] =
@@ -1028,14 +1050,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore LINEAR",
             setup: SETUP,
-            scripts: &[
-                ("lua", "@rescore"),
-                ("luau", "@rescore"),
-                ("quickjs", "@rescore"),
-                ("upython", "@rescore"),
-                ("tcl", "@rescore"),
-                ("wren", "@rescore"),
-            ],
+            scripts: ALL_RESCORE,
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply(
@@ -1045,14 +1060,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore EXP",
             setup: SETUP,
-            scripts: &[
-                ("lua", "@rescore"),
-                ("luau", "@rescore"),
-                ("quickjs", "@rescore"),
-                ("upython", "@rescore"),
-                ("tcl", "@rescore"),
-                ("wren", "@rescore"),
-            ],
+            scripts: ALL_RESCORE,
             keys: &["board"],
             args: &["1000", "EXP", "50", "3"],
             expect: Expect::Reply("*3\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n"),
@@ -1060,14 +1068,7 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore STEP leaves zero weights out",
             setup: SETUP,
-            scripts: &[
-                ("lua", "@rescore"),
-                ("luau", "@rescore"),
-                ("quickjs", "@rescore"),
-                ("upython", "@rescore"),
-                ("tcl", "@rescore"),
-                ("wren", "@rescore"),
-            ],
+            scripts: ALL_RESCORE,
             keys: &["board"],
             args: &["1000", "STEP", "60", "10"],
             expect: Expect::Reply(
@@ -1077,17 +1078,38 @@ fn leaderboard_rescore_idiom() {
         Case {
             name: "rescore of a missing board",
             setup: &[],
-            scripts: &[
-                ("lua", "@rescore"),
-                ("luau", "@rescore"),
-                ("quickjs", "@rescore"),
-                ("upython", "@rescore"),
-                ("tcl", "@rescore"),
-                ("wren", "@rescore"),
-            ],
+            scripts: ALL_RESCORE,
             keys: &["board"],
             args: &["1000", "LINEAR", "100", "4"],
             expect: Expect::Reply("*0\\r\\n"),
+        },
+        Case {
+            name: "rescore reads the mode in any case",
+            setup: SETUP,
+            scripts: ALL_RESCORE,
+            keys: &["board"],
+            args: &["1000", "sTeP", "60", "10"],
+            expect: Expect::Reply(
+                "*4\\r\\n$5\\r\\nalice\\r\\n$5\\r\\ncarol\\r\\n$3\\r\\neve\\r\\n$5\\r\\nfrank\\r\\n",
+            ),
+        },
+        Case {
+            name: "rescore of an unknown mode: the command's error",
+            setup: SETUP,
+            scripts: ALL_RESCORE,
+            keys: &["board"],
+            args: &["1000", "CUBIC", "60", "10"],
+            expect: Expect::Reply(
+                "-ERR unknown mode 'CUBIC', expected LINEAR, EXP or STEP\\r\\n",
+            ),
+        },
+        Case {
+            name: "rescore of infinite scores (ZRANGE's inf and -inf)",
+            setup: &["ZADD board inf up -inf down 5 old"],
+            scripts: ALL_RESCORE,
+            keys: &["board"],
+            args: &["1000", "LINEAR", "100", "5"],
+            expect: Expect::Reply("*2\\r\\n$2\\r\\nup\\r\\n$3\\r\\nold\\r\\n"),
         },
     ]);
 }

@@ -1,20 +1,31 @@
 // Time-decay leaderboard rescore. KEYS[0]: the board (score = last-activity unix time).
-// ARGV: now, mode (LINEAR | EXP | STEP), param (half-life or window, seconds), k.
+// ARGV: now, mode (LINEAR | EXP | STEP, in any case), param (half-life or window, seconds), k.
 // Replies the top-k member names by weight, ties by name ascending, zero weights left out,
 // keeping a bounded insertion-sorted array (no full sort).
-const now = Number(ARGV[0]), mode = ARGV[1];
-const param = Number(ARGV[2]), k = Number(ARGV[3]);
+// Number() reads Infinity but not inf, -inf (how ZRANGE writes infinite scores) or +inf.
+const num = (s) => {
+  const x = Number(s);
+  return x === x || !/^[+-]?inf(inity)?$/i.test(s) ? x : s[0] === '-' ? -Infinity : Infinity;
+};
+// 0 LINEAR, 1 EXP, 2 STEP, in any case: the i flag (without u) folds ASCII letters only.
+const m = ARGV[1];
+const mode = /^linear$/i.test(m) ? 0 : /^exp$/i.test(m) ? 1 : /^step$/i.test(m) ? 2 : -1;
+if (mode < 0) {
+  return redis.error_reply(`ERR unknown mode '${m}', expected LINEAR, EXP or STEP`);
+}
+const now = num(ARGV[0]), param = num(ARGV[2]), k = Number(ARGV[3]);
 const board = redis.call('ZRANGE', KEYS[0], 0, -1, 'WITHSCORES');
 const names = [], weights = [];
 let n = 0;
 for (let i = 0; i < board.length; i += 2) {
   const member = board[i];
-  let age = now - Number(board[i + 1]);
+  // A NaN age (now and score infinite alike) stays NaN: no weight, left out.
+  let age = now - num(board[i + 1]);
   if (age < 0) age = 0;
   let w;
-  if (mode === 'LINEAR') {
+  if (mode === 0) {
     w = 1 / (1 + age / param);
-  } else if (mode === 'EXP') {
+  } else if (mode === 1) {
     w = 0.5 ** (age / param);
   } else if (age <= param) {
     w = 1;

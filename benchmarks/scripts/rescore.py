@@ -1,9 +1,11 @@
 # Time-decay leaderboard rescore. KEYS[0]: the board (score = last-activity unix time).
-# ARGV: now, mode (LINEAR | EXP | STEP), param (half-life or window, seconds), k.
+# ARGV: now, mode (LINEAR | EXP | STEP, in any case), param (half-life or window, seconds), k.
 # Replies the top-k member names by weight, ties by name ascending, zero weights left out,
 # keeping a bounded insertion-sorted array (no full sort).
 now = float(ARGV[0])
-mode = ARGV[1]
+mode = ARGV[1].upper()
+if mode != b'LINEAR' and mode != b'EXP' and mode != b'STEP':
+    return redis.error_reply(b"ERR unknown mode '" + ARGV[1] + b"', expected LINEAR, EXP or STEP")
 param = float(ARGV[2])
 k = int(ARGV[3])
 board = redis.call('ZRANGE', KEYS[0], 0, -1, 'WITHSCORES')
@@ -12,6 +14,7 @@ weights = []
 n = 0
 for i in range(0, len(board), 2):
     member = board[i]
+    # A NaN age (now and score infinite alike) stays NaN: no weight, left out.
     age = now - float(board[i + 1])
     if age < 0:
         age = 0

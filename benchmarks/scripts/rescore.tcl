@@ -1,10 +1,14 @@
 # Time-decay leaderboard rescore. KEYS: the board (score = last-activity unix time).
-# ARGV: now, mode (LINEAR | EXP | STEP), param (half-life or window, seconds), k.
+# ARGV: now, mode (LINEAR | EXP | STEP, in any case), param (half-life or window, seconds), k.
 # Replies the top-k member names by weight, ties by name ascending, zero weights left out,
 # keeping a bounded insertion-sorted array (no full sort).
 lassign $ARGV now mode param k
+# 0 LINEAR, 1 EXP, 2 STEP, in any case.
+set mode [lsearch -exact {LINEAR EXP STEP} [string toupper $mode]]
+if {$mode < 0} {
+    return [redis error_reply "ERR unknown mode '[lindex $ARGV 1]', expected LINEAR, EXP or STEP"]
+}
 set param [expr {double($param)}]
-set mode [lsearch -exact {LINEAR EXP} $mode]
 set board [redis call ZRANGE [lindex $KEYS 0] 0 -1 WITHSCORES]
 set names [list]
 set weights [list]
@@ -13,7 +17,8 @@ set n 0
 set floor 0
 set last ""
 foreach {member score} $board {
-    set age [expr {$now > $score ? $now - $score : 0}]
+    # A NaN age (now and score infinite alike) stays NaN: no weight, left out.
+    set age [expr {$now < $score ? 0 : $now - $score}]
     set w [expr {$mode == 0 ? 1.0 / (1.0 + $age / $param)
         : $mode == 1 ? pow(0.5, $age / $param) : $age <= $param}]
     if {$w > $floor || ($w == $floor && $w > 0 && [string compare $member $last] < 0)} {

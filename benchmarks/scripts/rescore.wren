@@ -1,9 +1,13 @@
 // Time-decay leaderboard rescore. keys[0]: the board (score = last-activity unix time).
-// argv: now, mode (LINEAR | EXP | STEP), param (half-life or window, seconds), k.
+// argv: now, mode (LINEAR | EXP | STEP, in any case), param (half-life or window, seconds), k.
 // Replies the top-k member names by weight, ties by name ascending, zero weights left out,
 // keeping a bounded insertion-sorted array (no full sort).
 var now = Num.fromString(argv[0])
-var mode = argv[1]
+// Wren strings have no case mapping: the mode's ASCII letters upper-cased byte by byte.
+var mode = argv[1].bytes.map { |b| String.fromByte(b >= 97 && b <= 122 ? b - 32 : b) }.join()
+if (mode != "LINEAR" && mode != "EXP" && mode != "STEP") {
+  return Redis.errorReply("ERR unknown mode '%(argv[1])', expected LINEAR, EXP or STEP")
+}
 var param = Num.fromString(argv[2])
 var k = Num.fromString(argv[3])
 var board = Redis.call("ZRANGE", keys[0], 0, -1, "WITHSCORES")
@@ -25,6 +29,7 @@ var before = Fn.new { |a, b|
 var i = 0
 while (i < board.count) {
   var member = board[i]
+  // A NaN age (now and score infinite alike) stays NaN: no weight, left out.
   var age = now - Num.fromString(board[i + 1])
   if (age < 0) age = 0
   var w = 0

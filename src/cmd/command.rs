@@ -75,10 +75,10 @@ fn reply_info(out: &mut Reply, c: &Command) {
         out.array(1);
         out.map(3);
         out.bulk_str("flags");
-        let kf: &[&str] = if c.has(WRITE) {
-            &["RW", "UPDATE"]
-        } else {
-            &["RO", "ACCESS"]
+        let kf: &[&str] = match c.key_spec_flags {
+            Some(flags) => flags,
+            None if c.has(WRITE) => &["RW", "UPDATE"],
+            None => &["RO", "ACCESS"],
         };
         out.set(kf.len());
         for f in kf {

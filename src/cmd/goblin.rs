@@ -1,7 +1,8 @@
 //! Goblin Core's native commands: hot scripting idioms done without a VM.
 //! GOBLIN.CAD (compare-and-delete, the Redlock unlock) and GOBLIN.TD_LEADERBOARD_RESCORE (a
 //! time-decay top-k over a sorted set). Each replies exactly what the scripted idiom in every
-//! engine replies (`benchmarks/scripts/cad.*`, `rescore.*`), which the conformance matrix checks.
+//! engine replies (`benchmarks/scripts/cad.*`, `rescore.*`), which `tests/native_commands.rs`
+//! checks (a script's WRONGTYPE error carries its engine's suffix).
 
 use super::parse::{float, int, is, text};
 use super::string::read_str;
@@ -54,8 +55,9 @@ impl Decay {
 }
 
 /// The `k` best (weight, member) pairs: weight descending, member ascending among equal weights.
-/// A bounded insertion-sorted array: each candidate costs a comparison with the worst kept one,
-/// and only winners are inserted (no full sort).
+/// A bounded insertion-sorted array (no full sort): each candidate costs a comparison with the
+/// worst kept one, and a winner a binary search plus an insertion that moves up to `k` entries,
+/// so N candidates cost O(N*k) in the worst case (each one beating all the kept ones).
 struct TopK<'a> {
     k: usize,
     best: Vec<(f64, &'a [u8])>,
@@ -97,6 +99,7 @@ impl<'a> TopK<'a> {
 /// `age = max(0, now - score)`: LINEAR `1/(1 + age/param)`, EXP `0.5^(age/param)`, STEP 1 while
 /// `age <= param` else 0. Weight descending, ties by member ascending, zero weights left out; with
 /// WITHWEIGHTS each member is followed by its weight (a double). Missing key: an empty array.
+/// A NaN age (`now` and a score both infinite with the same sign) gives no weight: left out.
 fn td_leaderboard_rescore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now = float(&args[2])?;
     let mode = &args[3];
@@ -132,7 +135,9 @@ fn td_leaderboard_rescore(ctx: &mut Ctx, args: Args) -> CmdResult {
     // One pass over the set's own table: no copy of the set, no sort.
     let mut top = TopK::new(k as usize, z.len());
     for (_, member, &score) in z.dict().iter() {
-        let age = (now - score).max(0.0);
+        // Not `(now - score).max(0.0)`, which makes a NaN age (now and score infinite alike)
+        // 0, weight 1: a NaN age has no weight and the member is left out, as in the scripts.
+        let age = if now < score { 0.0 } else { now - score };
         let w = decay.weight(age, param);
         if w > 0.0 {
             top.offer(w, member);
@@ -152,6 +157,8 @@ fn td_leaderboard_rescore(ctx: &mut Ctx, args: Args) -> CmdResult {
 pub const COMMANDS: &[Command] = &[
     Command::new("goblin.cad", cad, 3, WRITE | FAST)
         .keys(1, 1, 1)
+        // It reads the value to compare and may delete the key, as GETDEL does.
+        .key_spec_flags(&["RW", "ACCESS", "DELETE"])
         .group(GROUP)
         .doc(
             "Deletes a key if it holds the given string (compare-and-delete, the Redlock unlock).",
@@ -170,7 +177,8 @@ pub const COMMANDS: &[Command] = &[
     .doc(
         "Returns the top k members of a sorted set of last-activity times by time-decayed weight.",
         "0.1.0",
-        "O(N*log(k)) with N the number of members (one pass, a bounded top-k).",
+        "O(N*k) worst case, with N the number of members in the sorted set and k the number asked \
+         for (one pass; an insertion into the sorted top k moves up to k entries).",
         "key now mode:(LINEAR | EXP | STEP) param k [WITHWEIGHTS]",
     ),
 ];

@@ -250,6 +250,9 @@ pub struct Command {
     pub subcommands: &'static [Command],
     /// For MOVABLEKEYS commands: where the keys are on a given line.
     pub key_finder: Option<KeyFinder>,
+    /// The key spec's flags in COMMAND INFO when `RW UPDATE` (a write) or `RO ACCESS` would
+    /// misdescribe what the command does to its key.
+    pub key_spec_flags: Option<&'static [&'static str]>,
 }
 
 impl Command {
@@ -269,6 +272,7 @@ impl Command {
             syntax: "",
             subcommands: &[],
             key_finder: None,
+            key_spec_flags: None,
         }
     }
 
@@ -293,6 +297,7 @@ impl Command {
             syntax: "",
             subcommands,
             key_finder: None,
+            key_spec_flags: None,
         }
     }
 
@@ -305,6 +310,11 @@ impl Command {
 
     pub const fn key_finder(mut self, f: KeyFinder) -> Command {
         self.key_finder = Some(f);
+        self
+    }
+
+    pub const fn key_spec_flags(mut self, flags: &'static [&'static str]) -> Command {
+        self.key_spec_flags = Some(flags);
         self
     }
 
