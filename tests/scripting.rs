@@ -478,3 +478,33 @@ fn garbage_of_many_calls_is_collected() {
         "used_memory_lua {used} after 40 MB of garbage"
     );
 }
+
+/// A script's SELECT lasts until the script ends, also inside MULTI: the next queued command runs
+/// in the transaction's database.
+#[test]
+fn select_in_a_script_inside_multi() {
+    compare(&[
+        &[
+            "SET s3 1",
+            "MULTI",
+            "EVAL \"return redis.call('SELECT', 1)\" 0",
+            "SET s3 2",
+            "GET s3",
+            "EXEC",
+            "GET s3",
+            "SELECT 1",
+            "GET s3",
+            "FLUSHALL",
+        ],
+        &[
+            "SET k v",
+            "MULTI",
+            "EVAL \"redis.call('SELECT', 1) return redis.call('SET', 'k', 'in1')\" 0",
+            "GET k",
+            "EXEC",
+            "SELECT 1",
+            "GET k",
+            "FLUSHALL",
+        ],
+    ]);
+}

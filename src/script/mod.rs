@@ -372,6 +372,9 @@ pub struct Run<'r, 'c> {
     scratch: Scratch,
     /// The caller's `deny_blocking` before the run (set already inside EXEC).
     deny_before: bool,
+    /// The caller's database: a SELECT in the script lasts until the script ends (inside EXEC, the
+    /// next queued command runs where the transaction was).
+    db_before: usize,
 }
 
 /// The buffers a run's `call`s reuse: the command's arguments and its reply.
@@ -387,6 +390,7 @@ impl<'r, 'c> Run<'r, 'c> {
         let scratch = std::mem::take(&mut ctx.srv.scripting.scratch);
         // A script never blocks: BLPOP and friends answer at once, as if timed out.
         let deny_before = std::mem::replace(&mut ctx.clients[ctx.id].deny_blocking, true);
+        let db_before = ctx.db;
         Run {
             read_only: ro_command || flags.has(Flags::NO_WRITES),
             ctx,
@@ -396,6 +400,7 @@ impl<'r, 'c> Run<'r, 'c> {
             started: clock::call_start(),
             scratch,
             deny_before,
+            db_before,
         }
     }
 
@@ -485,6 +490,7 @@ impl Drop for Run<'_, '_> {
         }
         self.ctx.srv.scripting.scratch = scratch;
         self.ctx.clients[self.ctx.id].deny_blocking = self.deny_before;
+        self.ctx.db = self.db_before;
     }
 }
 
