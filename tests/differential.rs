@@ -148,6 +148,12 @@ fn strings() {
             "SET ii 5",
             "INCRBYFLOAT ii 1.5",
             "INCRBYFLOAT f \" 1\"",
+            "SET nul \"1\\x00\"",
+            "INCRBYFLOAT nul 1",
+            "INCRBYFLOAT nul inf",
+            "INCRBYFLOAT f \"2\\x003\"",
+            "SETRANGE e 3 A",
+            "INCRBYFLOAT e 1",
         ],
         &[
             "APPEND a hello",

@@ -188,6 +188,10 @@ fn hash_counters() {
         &[
             "HINCRBYFLOAT h f 10.5",
             "HINCRBYFLOAT h f 0.1",
+            "HSET h nul \"1\\x00\"",
+            "HINCRBYFLOAT h nul 10",
+            "HINCRBYFLOAT h f \"1\\x00\"",
+            "HINCRBYFLOAT h f \"2\\x003\"",
             "HINCRBYFLOAT h g 5.0e3",
             "HINCRBYFLOAT h g 2.0e2",
             "HINCRBYFLOAT h g -5200",

@@ -21,7 +21,8 @@ static int string2ld(const char *s, size_t slen, long double *dp) {
     buf[slen] = '\0';
     errno = 0;
     value = strtold(buf, &eptr);
-    if (isspace((unsigned char)buf[0]) || eptr[0] != '\0' ||
+    /* (eptr - buf) != slen: a NUL inside the argument ends strtold's string, not the argument. */
+    if (isspace((unsigned char)buf[0]) || eptr[0] != '\0' || (size_t)(eptr - buf) != slen ||
         ((errno == ERANGE) && (value == HUGE_VALL || value == -HUGE_VALL || fpclassify(value) == FP_ZERO)) ||
         errno == EINVAL || isnan(value))
         return 0;
