@@ -342,6 +342,16 @@ fn lex_ranges() {
         "ZRANGE mixed [b [d BYLEX LIMIT 1 2",
         "ZREMRANGEBYLEX mixed [b [d",
         "ZRANGE mixed 0 -1",
+        // The two ends decide first: the last member below min, or the first above max, is an
+        // empty range whatever lies between.
+        "ZADD ends 2 a -1 f",
+        "ZLEXCOUNT ends [d +",
+        "ZRANGEBYLEX ends [d +",
+        "ZREVRANGEBYLEX ends + [d",
+        "ZLEXCOUNT ends - [b",
+        "ZRANGEBYLEX ends - (g",
+        "ZREMRANGEBYLEX ends [abc +",
+        "ZRANGE ends 0 -1",
         "SET s v",
         "ZRANGEBYLEX s - +",
     ]]);

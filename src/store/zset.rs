@@ -389,9 +389,25 @@ impl ZSet {
         (p != NIL).then_some(p)
     }
 
+    /// Whether `range` can hold a member at all (Redis's `zslIsInRange` / `zslIsInLexRange`): not
+    /// empty, the last member not below its min and the first not above its max. Scores are
+    /// sorted, so for a score range that only spares a search; a lex range over unequal scores
+    /// (unordered members) is empty whenever the two ends say so, as in Redis.
+    fn may_hold(&self, range: &Range) -> bool {
+        if range.is_empty() {
+            return false;
+        }
+        let (Some(first), Some(last)) = (self.first(), self.last()) else {
+            return false;
+        };
+        let (lm, ls) = self.get(last);
+        let (fm, fs) = self.get(first);
+        range.above_min(ls, lm) && range.below_max(fs, fm)
+    }
+
     /// The first node inside `range` (Redis's `zslFirstInRange` / `zslFirstInLexRange`).
     pub fn first_in(&self, range: &Range) -> Option<NodeId> {
-        if range.is_empty() {
+        if !self.may_hold(range) {
             return None;
         }
         if self.linear(range) {
@@ -429,7 +445,7 @@ impl ZSet {
 
     /// The last node inside `range` (Redis's `zslLastInRange` / `zslLastInLexRange`).
     pub fn last_in(&self, range: &Range) -> Option<NodeId> {
-        if range.is_empty() {
+        if !self.may_hold(range) {
             return None;
         }
         if self.linear(range) {
