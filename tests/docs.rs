@@ -3,8 +3,8 @@
 //! Convention: one page per top-level command, named by the command in uppercase (`ZADD.md`,
 //! `GOBLIN.CAD.md`, `LUAU.EVAL.md`); a container's page (`CONFIG.md`, `CLIENT.md`, `SCRIPT.md`, ...)
 //! covers all its subcommands. Each page is `# NAME`, then a generated block between
-//! `GEN_BEGIN` and `GEN_END` (syntax, summary, group, since, complexity, arity, flags, keys and
-//! ACL categories of the row and of each subcommand row), then hand-written prose: replies in
+//! `GEN_BEGIN` and `GEN_END` (syntax, summary, group, since, complexity, arity, flags, keys, key
+//! specs and ACL categories of the row and of each subcommand row), then hand-written prose: replies in
 //! RESP2 and RESP3, errors, differences from Redis, an example session.
 //!
 //! `cargo test --release --test docs` fails when a table row has no page, when a page's title names
@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use goblin_core::cmd::command::{acl_categories, doc_args, DocArg};
+use goblin_core::cmd::keyspec::{BeginSearch, FindKeys, KEY_FLAG_NAMES};
 use goblin_core::cmd::{Command, Table, FLAG_NAMES, MOVABLEKEYS};
 use goblin_core::script::EngineId;
 
@@ -53,8 +54,44 @@ fn page_name(top: &str) -> String {
 }
 
 /// The row's syntax as a reader wants it: type suffixes dropped (`seconds:integer` is `seconds`),
-/// a named required group `where:(A | B)` shown as `<A | B>`.
+/// a keyword's name dropped (`change:CH` is `CH`), a named group of choices `where:(A | B)` shown
+/// as `<A | B>` (bare when it is all of a `[...]`: `[condition:(NX | XX)]` is `[NX | XX]`), and a
+/// named group of anything else bare (`options:(count [WITHSCORES])`).
 fn display_syntax(syntax: &str) -> String {
+    let chars: Vec<char> = syntax.chars().collect();
+    // What each parenthesis of a named group shows: `<` and `>`, or nothing.
+    let mut shown: BTreeMap<usize, &str> = BTreeMap::new();
+    for (open, _) in chars.iter().enumerate().filter(|(_, c)| **c == '(') {
+        if open == 0 || chars[open - 1] != ':' {
+            continue;
+        }
+        let (mut depth, mut close, mut choice) = (0, open, false);
+        for (k, &c) in chars.iter().enumerate().skip(open) {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                '|' if depth == 1 => choice = true,
+                _ => {}
+            }
+            if depth == 0 {
+                close = k;
+                break;
+            }
+        }
+        let name_start = chars[..open]
+            .iter()
+            .rposition(|c| " [(|".contains(*c))
+            .map_or(0, |k| k + 1);
+        let sole =
+            name_start > 0 && chars[name_start - 1] == '[' && chars.get(close + 1) == Some(&']');
+        let (l, r) = if choice && !sole {
+            ("<", ">")
+        } else {
+            ("", "")
+        };
+        shown.insert(open, l);
+        shown.insert(close, r);
+    }
     let mut out = String::new();
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String, next: Option<char>| {
@@ -67,26 +104,33 @@ fn display_syntax(syntax: &str) -> String {
         }
         let w = match word.split_once(':') {
             Some((n, "integer" | "double" | "key" | "unix-time")) => n.to_string(),
+            Some((_, t)) if is_keyword(t) => t.to_string(),
             _ => word.clone(),
         };
         out.push_str(&w);
         word.clear();
     };
-    for ch in syntax.chars() {
+    for (k, &ch) in chars.iter().enumerate() {
         match ch {
             ' ' | '[' | ']' | '(' | ')' | '|' => {
                 flush(&mut word, &mut out, Some(ch));
-                out.push(match ch {
-                    '(' => '<',
-                    ')' => '>',
-                    c => c,
-                });
+                match (ch, shown.get(&k)) {
+                    (_, Some(s)) => out.push_str(s),
+                    ('(', None) => out.push('<'),
+                    (')', None) => out.push('>'),
+                    (c, None) => out.push(c),
+                }
             }
             c => word.push(c),
         }
     }
     flush(&mut word, &mut out, None);
     out
+}
+
+/// An upper-case word of a syntax line, a keyword the client types (`NX`, `WITHSCORES`).
+fn is_keyword(w: &str) -> bool {
+    w.chars().any(|c| c.is_ascii_uppercase()) && !w.chars().any(|c| c.is_ascii_lowercase())
 }
 
 fn syntax_line(c: &Command) -> String {
@@ -116,6 +160,75 @@ fn keys_text(c: &Command) -> String {
     s
 }
 
+/// The key specs as a reader wants them: how the command uses which arguments (COMMAND INFO's
+/// key specs, flags spelt as there).
+fn key_specs_text(c: &Command) -> Option<String> {
+    let specs = c.key_specs.as_slice();
+    if specs.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = specs
+        .iter()
+        .map(|ks| {
+            let flags: Vec<&str> = KEY_FLAG_NAMES
+                .iter()
+                .filter(|(f, _)| ks.flags & f != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            let at = match (ks.begin_search, ks.find_keys) {
+                (BeginSearch::Index(i), FindKeys::Range { lastkey: 0, .. }) => {
+                    format!("argument {i}")
+                }
+                (
+                    BeginSearch::Index(i),
+                    FindKeys::Range {
+                        lastkey: -1,
+                        keystep: 1,
+                        ..
+                    },
+                ) => {
+                    format!("arguments {i} to the last")
+                }
+                (
+                    BeginSearch::Index(i),
+                    FindKeys::Range {
+                        lastkey: -2,
+                        keystep: 1,
+                        ..
+                    },
+                ) => {
+                    format!("arguments {i} to the last but one")
+                }
+                (
+                    BeginSearch::Index(i),
+                    FindKeys::Range {
+                        lastkey: -1,
+                        keystep: 2,
+                        ..
+                    },
+                ) => {
+                    format!("every other argument from {i}")
+                }
+                (
+                    BeginSearch::Index(i),
+                    FindKeys::Keynum {
+                        keynumidx: 0,
+                        firstkey: 1,
+                        keystep: 1,
+                    },
+                ) => format!("the keys counted by argument {i}"),
+                other => format!("{other:?}"),
+            };
+            let mut t = format!("`{}` on {at}", flags.join(" "));
+            if let Some(notes) = ks.notes {
+                let _ = write!(t, " ({notes})");
+            }
+            t
+        })
+        .collect();
+    Some(parts.join("; "))
+}
+
 fn facts(c: &Command, o: &mut String) {
     let flags: Vec<&str> = FLAG_NAMES
         .iter()
@@ -133,6 +246,9 @@ fn facts(c: &Command, o: &mut String) {
     let _ = writeln!(o, "- **Complexity:** {}", c.complexity);
     let _ = writeln!(o, "- **Arity:** {} · **Flags:** {flags}", c.arity);
     let _ = writeln!(o, "- **Keys:** {}", keys_text(c));
+    if let Some(specs) = key_specs_text(c) {
+        let _ = writeln!(o, "- **Key specs:** {specs}");
+    }
     let _ = writeln!(o, "- **ACL categories:** {}", acl_categories(c).join(", "));
 }
 
@@ -257,9 +373,10 @@ fn index_block(t: &Table) -> String {
 
 const INDEX_INTRO: &str = "# Command reference\n\n\
 One page per command; a container's page (`CONFIG`, `CLIENT`, `SCRIPT`, ...) covers its\n\
-subcommands. Syntax, summary, group, since, complexity, arity, flags, keys and ACL categories on\n\
-every page come from the command table in `src/cmd/` (the same rows `COMMAND DOCS` answers from);\n\
-the rest is written by hand. See `../README.md` for how the pages are regenerated and checked.\n\n";
+subcommands. Syntax, summary, group, since, complexity, arity, flags, keys, key specs and ACL\n\
+categories on every page come from the command table in `src/cmd/` (the same rows `COMMAND INFO`\n\
+and `COMMAND DOCS` answer from); the rest is written by hand. See `../README.md` for how the pages\n\
+are regenerated and checked.\n\n";
 
 /// Replaces (or inserts after the title) the generated block of `text`.
 fn with_block(text: &str, block: &str) -> String {
@@ -389,6 +506,20 @@ fn display_syntax_reads_like_redis_docs() {
     assert_eq!(
         display_syntax("key now LINEAR|EXP|STEP param k [WITHWEIGHTS]"),
         "key now LINEAR|EXP|STEP param k [WITHWEIGHTS]"
+    );
+    assert_eq!(
+        display_syntax(
+            "key [condition:(NX | XX)] [change:CH] [options:(count:integer [WITHSCORES])]"
+        ),
+        "key [NX | XX] [CH] [count [WITHSCORES]]"
+    );
+    assert_eq!(
+        display_syntax("parameter:(parameter) [parameter:(parameter) ...] [ID id:(a [a ...])]"),
+        "parameter [parameter ...] [ID a [a ...]]"
+    );
+    assert_eq!(
+        display_syntax("[TYPE (A | B)] [arguments:(protover [AUTH u p])] [async:(ASYNC | SYNC)]"),
+        "[TYPE <A | B>] [protover [AUTH u p]] [ASYNC | SYNC]"
     );
 }
 

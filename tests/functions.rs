@@ -212,8 +212,7 @@ fn command_info_and_docs_match_redis() {
         "function|kill",
         "function|help",
     ];
-    // The FUNCTION container itself is left out: Redis gives a container only @slow (our table
-    // derives @scripting from the group) and lists its subcommands in hash order; each
+    // The FUNCTION container itself is left out: Redis lists its subcommands in hash order; each
     // subcommand is compared on its own.
     let rows: Vec<&str> = names.into_iter().filter(|n| *n != "function").collect();
     common::command_info_and_docs_match_redis(&rows, &rows);

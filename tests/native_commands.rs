@@ -81,10 +81,11 @@ fn cad_replies_and_errors() {
     c.cmd(&[b"SET", b"bin", b"a\0b\r\n"]);
     assert_eq!(c.cmd(&[b"GOBLIN.CAD", b"bin", b"a\0b\r"]), b":0\r\n");
     assert_eq!(c.cmd(&[b"GOBLIN.CAD", b"bin", b"a\0b\r\n"]), b":1\r\n");
-    // The key spec says what it does to the key: reads the value, may delete the key (GETDEL's).
+    // The key spec says what it does to the key: reads the value, may delete the key (GETDEL's
+    // flags, spelt as Redis spells them).
     assert!(
         show(&c.cmd_str("COMMAND INFO goblin.cad"))
-            .contains("$5\\r\\nflags\\r\\n*3\\r\\n+RW\\r\\n+ACCESS\\r\\n+DELETE\\r\\n"),
+            .contains("$5\\r\\nflags\\r\\n*3\\r\\n+RW\\r\\n+access\\r\\n+delete\\r\\n"),
         "{}",
         show(&c.cmd_str("COMMAND INFO goblin.cad"))
     );
@@ -228,7 +229,7 @@ fn rescore_errors_and_shapes() {
     );
     assert!(
         show(&c.cmd_str("COMMAND INFO goblin.td_leaderboard_rescore"))
-            .contains("$5\\r\\nflags\\r\\n*2\\r\\n+RO\\r\\n+ACCESS\\r\\n")
+            .contains("$5\\r\\nflags\\r\\n*2\\r\\n+RO\\r\\n+access\\r\\n")
     );
 }
 

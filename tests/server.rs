@@ -447,7 +447,7 @@ fn command_table_introspection() {
     );
     let list = show(&c.cmd_str("COMMAND LIST FILTERBY PATTERN config*"));
     assert!(list.contains("config|get"), "{list}");
-    assert_eq!(c.cmd_str("COMMAND INFO nosuch"), b"*1\r\n*-1\r\n");
+    assert_eq!(c.cmd_str("COMMAND INFO nosuch"), b"*1\r\n$-1\r\n");
 }
 
 #[test]
@@ -521,10 +521,7 @@ fn redis_cli_talks_to_goblin() {
     let info = redis_cli(g.port, &["INFO", "server"], None);
     assert!(info.contains("redis_version:7.0.15"), "{info}");
     let docs = redis_cli(g.port, &["COMMAND", "DOCS", "get"], None);
-    assert!(
-        docs.contains("Returns the string value of a key."),
-        "{docs}"
-    );
+    assert!(docs.contains("Get the value of a key"), "{docs}");
     let mut mass = Vec::new();
     for i in 0..10_000 {
         mass.extend(encode(&[

@@ -2,53 +2,157 @@
 //! command table. DOCS builds each command's argument tree from its row's syntax line, so the hints
 //! redis-cli shows and the syntax in the docs never disagree with what the server parses.
 
+use super::keyspec::{BeginSearch, FindKeys, KeySpec, KEY_FLAG_NAMES, VARIABLE_FLAGS};
 use super::parse::{is, text};
 use super::{
-    Args, CmdResult, Command, Ctx, ADMIN, FAST, FLAG_NAMES, LOADING, PUBSUB, READONLY, STALE, WRITE,
+    acl, Args, CmdResult, Command, Ctx, ADMIN, BLOCKING, FAST, FLAG_NAMES, LOADING,
+    NO_MANDATORY_KEYS, PUBSUB, READONLY, STALE, WRITE,
 };
 use crate::resp::reply::Reply;
 use crate::store::glob;
 
 const GROUP: &str = "server";
 
-/// ACL categories, derived from flags and group as Redis assigns them (COMMAND INFO's seventh
-/// field; the docs pages show them too).
-pub fn acl_categories(c: &Command) -> Vec<String> {
-    let mut cats = Vec::new();
+/// The ACL categories of a row as bits (`super::acl`): those its flags imply (Redis's
+/// `setImplicitACLCategories`), its group's, and the others the row names.
+pub fn acl_bits(c: &Command) -> u32 {
+    let mut cats = c.acl;
+    // A container only dispatches: Redis gives it no category of its group (OBJECT is @slow only).
+    if c.handler.is_some() {
+        cats |= match c.group {
+            "generic" => acl::KEYSPACE,
+            "string" => acl::STRING,
+            "connection" => acl::CONNECTION,
+            "list" => acl::LIST,
+            "hash" => acl::HASH,
+            "set" => acl::SET,
+            "sorted-set" => acl::SORTEDSET,
+            "scripting" => acl::SCRIPTING,
+            "transactions" => acl::TRANSACTION,
+            _ => 0,
+        };
+    }
     if c.has(WRITE) {
-        cats.push("@write".to_string());
+        cats |= acl::WRITE;
     }
-    // Redis's `setImplicitACLCategories` leaves read-only scripting commands out of @read.
-    if c.has(READONLY) && c.group != "scripting" {
-        cats.push("@read".to_string());
-    }
-    if c.has(PUBSUB) {
-        cats.push("@pubsub".to_string());
+    // Redis leaves read-only scripting commands out of @read.
+    if c.has(READONLY) && cats & acl::SCRIPTING == 0 {
+        cats |= acl::READ;
     }
     if c.has(ADMIN) {
-        cats.push("@admin".to_string());
-        cats.push("@dangerous".to_string());
+        cats |= acl::ADMIN | acl::DANGEROUS;
     }
-    cats.push(if c.has(FAST) { "@fast" } else { "@slow" }.to_string());
-    let group_cat = match c.group {
-        "generic" => Some("@keyspace"),
-        "string" => Some("@string"),
-        "connection" => Some("@connection"),
-        "list" => Some("@list"),
-        "hash" => Some("@hash"),
-        "set" => Some("@set"),
-        "sorted-set" => Some("@sortedset"),
-        "scripting" => Some("@scripting"),
-        "transactions" => Some("@transaction"),
-        _ => None,
-    };
-    cats.extend(group_cat.map(String::from));
-    if c.has(super::BLOCKING) {
-        cats.push("@blocking".to_string());
+    if c.has(PUBSUB) {
+        cats |= acl::PUBSUB;
+    }
+    if c.has(FAST) {
+        cats |= acl::FAST;
+    }
+    if c.has(BLOCKING) {
+        cats |= acl::BLOCKING;
+    }
+    if cats & acl::FAST == 0 {
+        cats |= acl::SLOW;
     }
     cats
 }
 
+/// The ACL categories of a row (`@read`, `@string`, ...) in the order Redis lists them: COMMAND
+/// INFO's seventh field, COMMAND LIST's ACLCAT filter and the docs pages.
+pub fn acl_categories(c: &Command) -> Vec<String> {
+    let bits = acl_bits(c);
+    acl::NAMES
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| format!("@{n}"))
+        .collect()
+}
+
+fn reply_key_spec(out: &mut Reply, ks: &KeySpec) {
+    out.map(3 + ks.notes.is_some() as usize);
+    if let Some(notes) = ks.notes {
+        out.bulk_str("notes");
+        out.bulk_str(notes);
+    }
+    out.bulk_str("flags");
+    let flags: Vec<&str> = KEY_FLAG_NAMES
+        .iter()
+        .filter(|(f, _)| ks.flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    out.set(flags.len());
+    for f in flags {
+        out.simple(f);
+    }
+    out.bulk_str("begin_search");
+    out.map(2);
+    out.bulk_str("type");
+    match ks.begin_search {
+        BeginSearch::Index(pos) => {
+            out.bulk_str("index");
+            out.bulk_str("spec");
+            out.map(1);
+            out.bulk_str("index");
+            out.int(pos as i64);
+        }
+        BeginSearch::Keyword { keyword, startfrom } => {
+            out.bulk_str("keyword");
+            out.bulk_str("spec");
+            out.map(2);
+            out.bulk_str("keyword");
+            out.bulk_str(keyword);
+            out.bulk_str("startfrom");
+            out.int(startfrom as i64);
+        }
+        BeginSearch::Unknown => {
+            out.bulk_str("unknown");
+            out.bulk_str("spec");
+            out.map(0);
+        }
+    }
+    out.bulk_str("find_keys");
+    out.map(2);
+    out.bulk_str("type");
+    match ks.find_keys {
+        FindKeys::Range {
+            lastkey,
+            keystep,
+            limit,
+        } => {
+            out.bulk_str("range");
+            out.bulk_str("spec");
+            out.map(3);
+            out.bulk_str("lastkey");
+            out.int(lastkey as i64);
+            out.bulk_str("keystep");
+            out.int(keystep as i64);
+            out.bulk_str("limit");
+            out.int(limit as i64);
+        }
+        FindKeys::Keynum {
+            keynumidx,
+            firstkey,
+            keystep,
+        } => {
+            out.bulk_str("keynum");
+            out.bulk_str("spec");
+            out.map(3);
+            out.bulk_str("keynumidx");
+            out.int(keynumidx as i64);
+            out.bulk_str("firstkey");
+            out.int(firstkey as i64);
+            out.bulk_str("keystep");
+            out.int(keystep as i64);
+        }
+        FindKeys::Unknown => {
+            out.bulk_str("unknown");
+            out.bulk_str("spec");
+            out.map(0);
+        }
+    }
+}
+
+/// One command's COMMAND INFO entry, as server.c's `addReplyCommandInfo`.
 fn reply_info(out: &mut Reply, c: &Command) {
     out.array(10);
     out.bulk_str(c.name);
@@ -70,48 +174,16 @@ fn reply_info(out: &mut Reply, c: &Command) {
     for cat in &cats {
         out.simple(cat);
     }
-    out.set(0); // tips
-    if c.first_key > 0 {
-        out.array(1);
-        out.map(3);
-        out.bulk_str("flags");
-        let kf: &[&str] = match c.key_spec_flags {
-            Some(flags) => flags,
-            None if c.has(WRITE) => &["RW", "UPDATE"],
-            None => &["RO", "ACCESS"],
-        };
-        out.set(kf.len());
-        for f in kf {
-            out.simple(f);
-        }
-        out.bulk_str("begin_search");
-        out.map(2);
-        out.bulk_str("type");
-        out.bulk_str("index");
-        out.bulk_str("spec");
-        out.map(1);
-        out.bulk_str("index");
-        out.int(c.first_key as i64);
-        out.bulk_str("find_keys");
-        out.map(2);
-        out.bulk_str("type");
-        out.bulk_str("range");
-        out.bulk_str("spec");
-        out.map(3);
-        out.bulk_str("lastkey");
-        out.int(if c.last_key < 0 {
-            c.last_key as i64
-        } else {
-            (c.last_key - c.first_key) as i64
-        });
-        out.bulk_str("keystep");
-        out.int(c.key_step as i64);
-        out.bulk_str("limit");
-        out.int(0);
-    } else {
-        out.array(0);
+    out.set(c.tips.len());
+    for tip in c.tips {
+        out.bulk_str(tip);
     }
-    out.array(c.subcommands.len());
+    let specs = c.key_specs.as_slice();
+    out.set(specs.len());
+    for ks in specs {
+        reply_key_spec(out, ks);
+    }
+    out.set(c.subcommands.len());
     for s in c.subcommands {
         reply_info(out, s);
     }
@@ -159,7 +231,8 @@ fn command_info(ctx: &mut Ctx, args: Args) -> CmdResult {
     for name in args.tail(2).iter() {
         match lookup(ctx, name) {
             Some(c) => reply_info(ctx.out, c),
-            None => ctx.out.null_array(),
+            // Redis's `addReplyNull`: `$-1` in RESP2.
+            None => ctx.out.null(),
         }
     }
     Ok(())
@@ -174,6 +247,10 @@ pub struct DocArg {
     pub optional: bool,
     pub multiple: bool,
     pub args: Vec<DocArg>,
+    /// The version that added it (the row's `arg_since`).
+    pub since: Option<&'static str>,
+    /// For a key: the key spec that finds it.
+    pub key_spec_index: Option<usize>,
 }
 
 fn tokenize(syntax: &str) -> Vec<String> {
@@ -214,7 +291,15 @@ fn leaf(word: &str) -> DocArg {
             optional: false,
             multiple: false,
             args: Vec::new(),
+            since: None,
+            key_spec_index: None,
         };
+    }
+    // `name:TOKEN`: a keyword with a name of its own (ZADD's `change:CH`).
+    if let Some((name, token)) = word.split_once(':').filter(|(_, t)| is_token_word(t)) {
+        let mut a = leaf(token);
+        a.name = name.to_string();
+        return a;
     }
     let (name, kind) = match word.split_once(':') {
         Some((n, "integer")) => (n, "integer"),
@@ -233,6 +318,8 @@ fn leaf(word: &str) -> DocArg {
         optional: false,
         multiple: false,
         args: Vec::new(),
+        since: None,
+        key_spec_index: None,
     }
 }
 
@@ -244,6 +331,8 @@ fn block(name: &str, kind: &'static str, args: Vec<DocArg>) -> DocArg {
         optional: false,
         multiple: false,
         args,
+        since: None,
+        key_spec_index: None,
     }
 }
 
@@ -273,7 +362,7 @@ fn as_one(mut items: Vec<DocArg>) -> DocArg {
             .iter()
             .map(|a| a.name.clone())
             .collect::<Vec<_>>()
-            .join("-");
+            .join("_");
         let mut b = block(&name, "block", items);
         b.token = token;
         return b;
@@ -282,7 +371,7 @@ fn as_one(mut items: Vec<DocArg>) -> DocArg {
         .iter()
         .map(|a| a.name.clone())
         .collect::<Vec<_>>()
-        .join("-");
+        .join("_");
     block(&name, "block", items)
 }
 
@@ -300,6 +389,11 @@ fn parse_seq(toks: &[String], pos: &mut usize) -> Vec<DocArg> {
             name if name.ends_with(':') && toks.get(*pos).map(String::as_str) == Some("(") => {
                 *pos += 1;
                 let mut one = as_one(parse_seq(toks, pos));
+                // A named group of one plain argument is a block holding it (CONFIG GET's
+                // `parameter:(parameter)`), as in Redis's docs.
+                if !matches!(one.kind, "oneof" | "block") {
+                    one = block("", "block", vec![one]);
+                }
                 one.name = name.trim_end_matches(':').to_string();
                 alts.last_mut().expect("one alternative").push(one);
             }
@@ -341,7 +435,7 @@ fn parse_seq(toks: &[String], pos: &mut usize) -> Vec<DocArg> {
         .iter()
         .map(|a| a.name.clone())
         .collect::<Vec<_>>()
-        .join("-");
+        .join("_");
     vec![block(&name, "oneof", options)]
 }
 
@@ -376,9 +470,54 @@ pub fn doc_args(syntax: &str) -> Vec<DocArg> {
     merged
 }
 
+/// A row's argument tree as COMMAND DOCS sends it: each key with the index of its key spec (in
+/// order, the last spec for any further keys), arguments with the version that added them.
+pub fn command_doc_args(c: &Command) -> Vec<DocArg> {
+    fn number_keys(args: &mut [DocArg], specs: usize, seen: &mut usize) {
+        for a in args {
+            if a.kind == "key" && specs > 0 {
+                a.key_spec_index = Some((*seen).min(specs - 1));
+                *seen += 1;
+            }
+            number_keys(&mut a.args, specs, seen);
+        }
+    }
+    /// The argument at `path`: `name` is the first argument so named, depth first; `outer.name`
+    /// the first so named inside `outer` (FLUSHALL's `async.async` is the `ASYNC` keyword in the
+    /// choice also named `async`).
+    fn find<'a>(args: &'a mut [DocArg], path: &str) -> Option<&'a mut DocArg> {
+        let (head, rest) = match path.split_once('.') {
+            Some((h, r)) => (h, Some(r)),
+            None => (path, None),
+        };
+        for a in args {
+            if a.name == head {
+                return match rest {
+                    Some(rest) => find(&mut a.args, rest),
+                    None => Some(a),
+                };
+            }
+            if let Some(found) = find(&mut a.args, path) {
+                return Some(found);
+            }
+        }
+        None
+    }
+    let mut args = doc_args(c.syntax);
+    number_keys(&mut args, c.key_specs.as_slice().len(), &mut 0);
+    for &(path, version) in c.arg_since {
+        if let Some(a) = find(&mut args, path) {
+            a.since = Some(version);
+        }
+    }
+    args
+}
+
 fn reply_doc_arg(out: &mut Reply, a: &DocArg) {
     let mut fields = 2;
+    fields += a.key_spec_index.is_some() as usize;
     fields += a.token.is_some() as usize;
+    fields += a.since.is_some() as usize;
     let flags: Vec<&str> = [("optional", a.optional), ("multiple", a.multiple)]
         .iter()
         .filter(|(_, on)| *on)
@@ -391,13 +530,21 @@ fn reply_doc_arg(out: &mut Reply, a: &DocArg) {
     out.bulk_str(&a.name);
     out.bulk_str("type");
     out.bulk_str(a.kind);
+    if let Some(i) = a.key_spec_index {
+        out.bulk_str("key_spec_index");
+        out.int(i as i64);
+    }
     if let Some(t) = &a.token {
         out.bulk_str("token");
         out.bulk_str(t);
     }
+    if let Some(v) = a.since {
+        out.bulk_str("since");
+        out.bulk_str(v);
+    }
     if !flags.is_empty() {
         out.bulk_str("flags");
-        out.array(flags.len());
+        out.set(flags.len());
         for f in flags {
             out.simple(f);
         }
@@ -411,9 +558,21 @@ fn reply_doc_arg(out: &mut Reply, a: &DocArg) {
     }
 }
 
+/// One command's COMMAND DOCS entry, as server.c's `addReplyCommandDocs`.
 fn reply_docs(out: &mut Reply, c: &Command) {
-    let args = doc_args(c.syntax);
-    let fields = 4 + !args.is_empty() as usize + !c.subcommands.is_empty() as usize;
+    let args = command_doc_args(c);
+    let doc_flags: Vec<&str> = [("deprecated", c.deprecated.is_some()), ("syscmd", c.syscmd)]
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| *n)
+        .collect();
+    let fields = 3
+        + !c.complexity.is_empty() as usize
+        + !doc_flags.is_empty() as usize
+        + 2 * c.deprecated.is_some() as usize
+        + !c.history.is_empty() as usize
+        + !args.is_empty() as usize
+        + !c.subcommands.is_empty() as usize;
     out.map(fields);
     out.bulk_str("summary");
     out.bulk_str(c.summary);
@@ -421,8 +580,32 @@ fn reply_docs(out: &mut Reply, c: &Command) {
     out.bulk_str(c.since);
     out.bulk_str("group");
     out.bulk_str(c.group);
-    out.bulk_str("complexity");
-    out.bulk_str(c.complexity);
+    if !c.complexity.is_empty() {
+        out.bulk_str("complexity");
+        out.bulk_str(c.complexity);
+    }
+    if !doc_flags.is_empty() {
+        out.bulk_str("doc_flags");
+        out.set(doc_flags.len());
+        for f in doc_flags {
+            out.simple(f);
+        }
+    }
+    if let Some((since, replaced_by)) = c.deprecated {
+        out.bulk_str("deprecated_since");
+        out.bulk_str(since);
+        out.bulk_str("replaced_by");
+        out.bulk_str(replaced_by);
+    }
+    if !c.history.is_empty() {
+        out.bulk_str("history");
+        out.set(c.history.len());
+        for (version, change) in c.history {
+            out.array(2);
+            out.bulk_str(version);
+            out.bulk_str(change);
+        }
+    }
     if !args.is_empty() {
         out.bulk_str("arguments");
         out.array(args.len());
@@ -521,27 +704,31 @@ fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
             .ok_or("ERR Invalid command specified")?;
     }
     let c = t.rows[idx];
+    if !c.key_specs.has_keys() && c.key_finder.is_none() {
+        return Err("ERR The command has no key arguments".into());
+    }
     let argc = sub.len() as i32;
     if (c.arity > 0 && c.arity != argc) || argc < -c.arity {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
-    if let Some(find) = c.key_finder {
-        let keys = find(sub).ok_or("ERR Invalid arguments specified for command")?;
-        ctx.out.bulks(keys.iter().map(|&k| &sub[k]));
-        return Ok(());
-    }
-    let mut keys = c.key_positions(sub.len());
-    // MSET-style commands: a trailing key without its value is not a key.
-    if c.key_step > 1 && c.last_key < 0 {
-        keys.retain(|&k| k + (c.key_step as usize - 1) < sub.len());
-    }
+    // As Redis's `getKeysFromCommandWithSpecs`: the key specs when their flags are fixed, else (or
+    // when they do not fit the line) the row's own finder.
+    let by_specs = (c.key_specs.all_flags() & VARIABLE_FLAGS == 0)
+        .then(|| c.key_specs.find(sub))
+        .flatten();
+    let keys = match (by_specs, c.key_finder) {
+        (Some(keys), _) => keys,
+        (None, Some(find)) => find(sub),
+        (None, None) => c.key_specs.find(sub).unwrap_or_default(),
+    };
     if keys.is_empty() {
-        return Err("ERR The command has no key arguments".into());
+        if c.has(NO_MANDATORY_KEYS) {
+            ctx.out.array(0);
+            return Ok(());
+        }
+        return Err("ERR Invalid arguments specified for command".into());
     }
-    ctx.out.array(keys.len());
-    for k in keys {
-        ctx.out.bulk(&sub[k]);
-    }
+    ctx.out.bulks(keys.iter().map(|&k| &sub[k]));
     Ok(())
 }
 
@@ -574,47 +761,62 @@ fn command_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 const FLAGS: u32 = LOADING | STALE;
+// Every COMMAND row is @connection too, as in Redis.
+const ACL: u32 = acl::CONNECTION;
 
 const COMMAND_SUBCOMMANDS: &[Command] = &[
     Command::new("command|count", command_count, 2, FLAGS)
+        .acl(ACL)
         .group(GROUP)
-        .doc("Returns a count of commands.", "2.8.13", "O(1)", ""),
+        .doc("Get total number of Redis commands", "2.8.13", "O(1)", ""),
     Command::new("command|info", command_info, -2, FLAGS)
+        .history(&[(
+            "7.0.0",
+            "Allowed to be called with no argument to get info on all commands.",
+        )])
+        .acl(ACL)
+        .tips(&["nondeterministic_output_order"])
         .group(GROUP)
         .doc(
-            "Returns information about one, multiple or all commands.",
+            "Get array of specific Redis command details, or all when no argument is given.",
             "2.8.13",
             "O(N) where N is the number of commands to look up",
             "[command-name [command-name ...]]",
         ),
     Command::new("command|docs", command_docs, -2, FLAGS)
+        .acl(ACL)
+        .tips(&["nondeterministic_output_order"])
         .group(GROUP)
         .doc(
-            "Returns documentary information about one, multiple or all commands.",
+            "Get array of specific Redis command documentation",
             "7.0.0",
             "O(N) where N is the number of commands to look up",
             "[command-name [command-name ...]]",
         ),
     Command::new("command|list", command_list, -2, FLAGS)
+        .acl(ACL)
+        .tips(&["nondeterministic_output_order"])
         .group(GROUP)
         .doc(
-            "Returns a list of command names.",
+            "Get an array of Redis command names",
             "7.0.0",
             "O(N) where N is the total number of Redis commands",
             "[FILTERBY filterby:(MODULE module-name | ACLCAT category | PATTERN pattern)]",
         ),
     Command::new("command|getkeys", command_getkeys, -4, FLAGS)
+        .acl(ACL)
         .group(GROUP)
         .doc(
-            "Extracts the key names from an arbitrary command.",
+            "Extract keys given a full Redis command",
             "2.8.13",
             "O(N) where N is the number of arguments to the command",
             "command [arg [arg ...]]",
         ),
     Command::new("command|help", command_help, 2, FLAGS)
+        .acl(ACL)
         .group(GROUP)
         .doc(
-            "Returns helpful text about the different subcommands.",
+            "Show helpful text about the different subcommands",
             "5.0.0",
             "O(1)",
             "",
@@ -622,10 +824,12 @@ const COMMAND_SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[Command::new("command", command, -1, FLAGS)
+    .acl(ACL)
+    .tips(&["nondeterministic_output_order"])
     .group(GROUP)
     .subs(COMMAND_SUBCOMMANDS)
     .doc(
-        "Returns detailed information about all commands.",
+        "Get array of Redis command details",
         "2.8.13",
         "O(N) where N is the total number of Redis commands",
         "",
@@ -634,6 +838,25 @@ pub const COMMANDS: &[Command] = &[Command::new("command", command, -1, FLAGS)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `arg_since` entry of every row names an argument of its syntax.
+    #[test]
+    fn arg_since_names_arguments() {
+        fn count(args: &[DocArg]) -> usize {
+            args.iter()
+                .map(|a| a.since.is_some() as usize + count(&a.args))
+                .sum()
+        }
+        let t = super::super::Table::build();
+        for c in &t.rows {
+            assert_eq!(
+                count(&command_doc_args(c)),
+                c.arg_since.len(),
+                "{}: an arg_since entry names no argument",
+                c.name
+            );
+        }
+    }
 
     #[test]
     fn syntax_becomes_argument_tree() {

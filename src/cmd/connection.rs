@@ -562,45 +562,52 @@ const CLIENT_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
 
 const CLIENT_SUBCOMMANDS: &[Command] = &[
     Command::new("client|id", client_id, 2, CLIENT_FLAGS).group(GROUP)
-        .doc("Returns the unique client ID of the connection.", "5.0.0", "O(1)", ""),
+        .doc("Returns the client ID for the current connection", "5.0.0", "O(1)", ""),
     Command::new("client|setname", client_setname, 3, CLIENT_FLAGS).group(GROUP)
-        .doc("Sets the connection name.", "2.6.9", "O(1)", "connection-name"),
+        .doc("Set the current connection name", "2.6.9", "O(1)", "connection-name"),
     Command::new("client|getname", client_getname, 2, CLIENT_FLAGS).group(GROUP)
-        .doc("Returns the name of the connection.", "2.6.9", "O(1)", ""),
+        .doc("Get the current connection name", "2.6.9", "O(1)", ""),
     Command::new("client|info", client_info, 2, CLIENT_FLAGS).group(GROUP)
-        .doc("Returns information about the connection.", "6.2.0", "O(1)", ""),
+        .tips(&["nondeterministic_output"])
+        .doc("Returns information about the current client connection.", "6.2.0", "O(1)", ""),
     Command::new("client|list", client_list, -2, CLIENT_FLAGS | super::ADMIN).group(GROUP)
-        .doc("Lists open connections.", "2.4.0", "O(N) where N is the number of client connections",
-            "[TYPE type:(NORMAL | MASTER | REPLICA | PUBSUB)] [ID client-id:integer [client-id:integer ...]]"),
+        .history(&[("2.8.12", "Added unique client `id` field."), ("5.0.0", "Added optional `TYPE` filter."), ("6.0.0", "Added `user` field."), ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."), ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."), ("7.0.3", "Added `ssub` field.")])
+        .arg_since(&[("normal_master_replica_pubsub", "5.0.0"), ("id", "6.2.0")])
+        .tips(&["nondeterministic_output"])
+        .doc("Get the list of client connections", "2.4.0", "O(N) where N is the number of client connections",
+            "[TYPE (NORMAL | MASTER | REPLICA | PUBSUB)] [ID id:(client-id:integer [client-id:integer ...])]"),
     Command::new("client|kill", client_kill, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
-        .doc("Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections",
+        .history(&[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option.")])
+        .arg_since(&[("client-id", "2.8.12"), ("type", "2.8.12"), ("master", "3.2.0"), ("replica", "5.0.0")])
+        .doc("Kill the connection of a client", "2.4.0", "O(N) where N is the number of client connections",
             "ip:port | [ID client-id:integer] [TYPE type:(NORMAL | MASTER | SLAVE | REPLICA | PUBSUB)] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME skipme:(YES | NO)]"),
     Command::new("client|setinfo", client_setinfo, 4, CLIENT_FLAGS).group(GROUP)
         .doc("Sets information specific to the client or connection.", "7.2.0", "O(1)", "attr:(LIB-NAME libname | LIB-VER libver)"),
     Command::new("client|no-evict", client_no_evict, 3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
-        .doc("Sets the client eviction mode of the connection.", "7.0.0", "O(1)", "ON | OFF"),
+        .doc("Set client eviction mode for the current connection", "7.0.0", "O(1)", "enabled:(ON | OFF)"),
     Command::new("client|no-touch", client_no_touch, 3, CLIENT_FLAGS).group(GROUP)
-        .doc("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)", "ON | OFF"),
+        .doc("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)", "enabled:(ON | OFF)"),
     Command::new("client|reply", client_reply, 3, CLIENT_FLAGS).group(GROUP)
-        .doc("Instructs the server whether to reply to commands.", "3.2.0", "O(1)", "ON | OFF | SKIP"),
+        .doc("Instruct the server whether to reply to commands", "3.2.0", "O(1)", "ON | OFF | SKIP"),
     Command::new("client|unblock", client_unblock, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
         .doc("Unblock a client blocked in a blocking command from a different connection", "5.0.0",
             "O(log N) where N is the number of client connections", "client-id:integer [TIMEOUT | ERROR]"),
     Command::new("client|help", client_help, 2, LOADING | STALE).group(GROUP)
-        .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
+        .doc("Show helpful text about the different subcommands", "5.0.0", "O(1)", ""),
 ];
 
 pub const COMMANDS: &[Command] = &[
     Command::new("ping", ping, -1, FAST | SUB_OK)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .group(GROUP)
         .doc(
-            "Returns the server's liveliness response.",
+            "Ping the server",
             "1.0.0",
             "O(1)",
             "[message]",
         ),
-    Command::new("echo", echo, 2, FAST).group(GROUP).doc(
-        "Returns the given string.",
+    Command::new("echo", echo, 2, LOADING | STALE | FAST).group(GROUP).doc(
+        "Echo the given string",
         "1.0.0",
         "O(1)",
         "message",
@@ -612,7 +619,7 @@ pub const COMMANDS: &[Command] = &[
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
     )
     .group(GROUP)
-    .doc("Closes the connection.", "1.0.0", "O(1)", ""),
+    .doc("Close the connection", "1.0.0", "O(1)", ""),
     Command::new(
         "reset",
         reset,
@@ -620,16 +627,16 @@ pub const COMMANDS: &[Command] = &[
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
     )
     .group(GROUP)
-    .doc("Resets the connection.", "6.2.0", "O(1)", ""),
+    .doc("Reset the connection", "6.2.0", "O(1)", ""),
     Command::new(
         "auth",
         auth,
         -2,
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
-    )
+    ).history(&[("6.0.0", "Added ACL style (username and password).")]).arg_since(&[("username", "6.0.0")])
     .group(GROUP)
     .doc(
-        "Authenticates the connection.",
+        "Authenticate to the server",
         "1.0.0",
         "O(N) where N is the number of passwords defined for the user",
         "[username] password",
@@ -639,18 +646,18 @@ pub const COMMANDS: &[Command] = &[
         hello,
         -1,
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
-    )
+    ).history(&[("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context.")])
     .group(GROUP)
     .doc(
-        "Handshakes with the Redis server.",
+        "Handshake with Redis",
         "6.0.0",
         "O(1)",
-        "[protover:integer [AUTH username password] [SETNAME clientname]]",
+        "[arguments:(protover:integer [AUTH username password] [SETNAME clientname])]",
     ),
     Command::new("select", select, 2, LOADING | STALE | FAST)
         .group(GROUP)
         .doc(
-            "Changes the selected database.",
+            "Change the selected database for the current connection",
             "1.0.0",
             "O(1)",
             "index:integer",
@@ -658,7 +665,7 @@ pub const COMMANDS: &[Command] = &[
     Command::container("client", -2, CLIENT_SUBCOMMANDS)
         .group(GROUP)
         .doc(
-            "A container for client connection commands.",
+            "A container for client connection commands",
             "2.4.0",
             "Depends on subcommand.",
             "",

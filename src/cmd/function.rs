@@ -3,6 +3,7 @@
 //! picks its engine (`#!lua`, `#!luau`, `#!js`, ...). The registry is `script::function`; a
 //! function runs through its engine's `Engine::call_function` with the same `Run` as EVAL.
 
+use super::keyspec::{ACCESS, RO, RW, UPDATE};
 use std::time::Instant;
 
 use super::parse::is;
@@ -361,8 +362,8 @@ fn fcall_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// The keys of an FCALL line: `numkeys` at position 2, then the keys.
-fn fcall_keys(args: Args) -> Option<Vec<usize>> {
-    super::keys_after_numkeys(args, 2)
+fn fcall_keys(args: Args) -> Vec<usize> {
+    super::keyspec::keys_after_numkeys(args, 2, None)
 }
 
 const FCALL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS;
@@ -374,6 +375,7 @@ const SUBCOMMANDS: &[Command] = &[
         -3,
         WRITE | DENYOOM | NOSCRIPT,
     )
+    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
     .group(GROUP)
     .doc(
         "Create a function with the given arguments (name, code, description)",
@@ -382,6 +384,7 @@ const SUBCOMMANDS: &[Command] = &[
         "[REPLACE] function-code",
     ),
     Command::new("function|list", function_list, -2, NOSCRIPT)
+        .tips(&["nondeterministic_output_order"])
         .group(GROUP)
         .doc(
             "List information about all the functions",
@@ -390,9 +393,11 @@ const SUBCOMMANDS: &[Command] = &[
             "[LIBRARYNAME library-name-pattern] [WITHCODE]",
         ),
     Command::new("function|delete", function_delete, 3, WRITE | NOSCRIPT)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .group(GROUP)
         .doc("Delete a function by name", "7.0.0", "O(1)", "library-name"),
     Command::new("function|flush", function_flush, -2, WRITE | NOSCRIPT)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .group(GROUP)
         .doc(
             "Deleting all functions",
@@ -414,6 +419,7 @@ const SUBCOMMANDS: &[Command] = &[
         -3,
         WRITE | DENYOOM | NOSCRIPT,
     )
+    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
     .group(GROUP)
     .doc(
         "Restore all the functions on the given payload",
@@ -422,6 +428,11 @@ const SUBCOMMANDS: &[Command] = &[
         "serialized-value [policy:(FLUSH | APPEND | REPLACE)]",
     ),
     Command::new("function|stats", function_stats, 2, NOSCRIPT | ALLOW_BUSY)
+        .tips(&[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ])
         .group(GROUP)
         .doc(
             "Return information about the function currently running (name, description, duration)",
@@ -430,6 +441,7 @@ const SUBCOMMANDS: &[Command] = &[
             "",
         ),
     Command::new("function|kill", function_kill, 2, NOSCRIPT | ALLOW_BUSY)
+        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
         .group(GROUP)
         .doc(
             "Kill the function currently in execution.",
@@ -449,6 +461,8 @@ const SUBCOMMANDS: &[Command] = &[
 
 pub const COMMANDS: &[Command] = &[
     Command::new("fcall", fcall, -3, FCALL_FLAGS)
+        .key_num(2, RW | ACCESS | UPDATE)
+        .key_notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")
         .key_finder(fcall_keys)
         .group(GROUP)
         .doc(
@@ -458,6 +472,8 @@ pub const COMMANDS: &[Command] = &[
             "function numkeys:integer [key [key ...]] [arg [arg ...]]",
         ),
     Command::new("fcall_ro", fcall_ro, -3, FCALL_FLAGS | READONLY)
+        .key_num(2, RO | ACCESS)
+        .key_notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
         .key_finder(fcall_keys)
         .group(GROUP)
         .doc(

@@ -4,6 +4,7 @@
 //! engine replies (`benchmarks/scripts/cad.*`, `rescore.*`), which `tests/native_commands.rs`
 //! checks (a script's WRONGTYPE error carries its engine's suffix).
 
+use super::keyspec::{ACCESS, DELETE, RO, RW};
 use super::parse::{float, int, is, text};
 use super::string::read_str;
 use super::{Args, CmdError, CmdResult, Command, Ctx, FAST, READONLY, WRITE};
@@ -156,9 +157,8 @@ fn td_leaderboard_rescore(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 pub const COMMANDS: &[Command] = &[
     Command::new("goblin.cad", cad, 3, WRITE | FAST)
-        .keys(1, 1, 1)
         // It reads the value to compare and may delete the key, as GETDEL does.
-        .key_spec_flags(&["RW", "ACCESS", "DELETE"])
+        .key(1, RW | ACCESS | DELETE)
         .group(GROUP)
         .doc(
             "Deletes a key if it holds the given string (compare-and-delete, the Redlock unlock).",
@@ -172,7 +172,7 @@ pub const COMMANDS: &[Command] = &[
         -6,
         READONLY,
     )
-    .keys(1, 1, 1)
+    .key(1, RO | ACCESS)
     .group(GROUP)
     .doc(
         "Returns the top k members of a sorted set of last-activity times by time-decayed weight.",

@@ -3,6 +3,7 @@
 //! Small hashes keep Redis's listpack order (see `store::hash`), so every reply that walks a small
 //! hash lists its fields in the same order as Redis.
 
+use super::keyspec::{ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use super::parse::{cursor, int, is, scan_args};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{Reply, NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE};
@@ -372,36 +373,44 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("hset", hset, -4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hset", hset, -4, WRITE | DENYOOM | FAST).key(1, RW | UPDATE).group(GROUP)
+        .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .doc("Set the string value of a hash field", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", "key field value [field value ...]"),
-    Command::new("hsetnx", hsetnx, 4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hsetnx", hsetnx, 4, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
         .doc("Set the value of a hash field, only if the field does not exist", "2.0.0", "O(1)", "key field value"),
-    Command::new("hget", hget, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hget", hget, 3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Get the value of a hash field", "2.0.0", "O(1)", "key field"),
-    Command::new("hmget", hmget, -3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hmget", hmget, -3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Get the values of all the given hash fields", "2.0.0", "O(N) where N is the number of fields being requested.", "key field [field ...]"),
-    Command::new("hmset", hset, -4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hmset", hset, -4, WRITE | DENYOOM | FAST).key(1, RW | UPDATE).group(GROUP)
+        .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
         .doc("Set multiple hash fields to multiple values", "2.0.0", "O(N) where N is the number of fields being set.", "key field value [field value ...]"),
-    Command::new("hdel", hdel, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hdel", hdel, -3, WRITE | FAST).key(1, RW | DELETE).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
         .doc("Delete one or more hash fields", "2.0.0", "O(N) where N is the number of fields to be removed.", "key field [field ...]"),
-    Command::new("hlen", hlen, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hlen", hlen, 2, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Get the number of fields in a hash", "2.0.0", "O(1)", "key"),
-    Command::new("hexists", hexists, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hexists", hexists, 3, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Determine if a hash field exists", "2.0.0", "O(1)", "key field"),
-    Command::new("hgetall", hgetall, 2, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("hgetall", hgetall, 2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Get all the fields and values in a hash", "2.0.0", "O(N) where N is the size of the hash.", "key"),
-    Command::new("hkeys", hgetall, 2, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("hkeys", hgetall, 2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Get all the fields in a hash", "2.0.0", "O(N) where N is the size of the hash.", "key"),
-    Command::new("hvals", hgetall, 2, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("hvals", hgetall, 2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Get all the values in a hash", "2.0.0", "O(N) where N is the size of the hash.", "key"),
-    Command::new("hincrby", hincrby, 4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hincrby", hincrby, 4, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
         .doc("Increment the integer value of a hash field by the given number", "2.0.0", "O(1)", "key field increment:integer"),
-    Command::new("hincrbyfloat", hincrbyfloat, 4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hincrbyfloat", hincrbyfloat, 4, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
         .doc("Increment the float value of a hash field by the given amount", "2.6.0", "O(1)", "key field increment:double"),
-    Command::new("hstrlen", hstrlen, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("hstrlen", hstrlen, 3, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Get the length of the value of a hash field", "3.2.0", "O(1)", "key field"),
-    Command::new("hscan", hscan, -3, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("hscan", hscan, -3, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output"])
         .doc("Incrementally iterate hash fields and associated values", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "key cursor:integer [MATCH pattern] [COUNT count:integer]"),
-    Command::new("hrandfield", hrandfield, -2, READONLY).keys(1, 1, 1).group(GROUP)
-        .doc("Get one or multiple random fields from a hash", "6.2.0", "O(N) where N is the number of fields returned", "key [count:integer [WITHVALUES]]"),
+    Command::new("hrandfield", hrandfield, -2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output"])
+        .doc("Get one or multiple random fields from a hash", "6.2.0", "O(N) where N is the number of fields returned", "key [options:(count:integer [WITHVALUES])]"),
 ];

@@ -1,8 +1,9 @@
 //! Generic keyspace commands (Redis's db.c and expire.c): DEL, EXISTS, TYPE, KEYS, SCAN, RENAME,
 //! COPY, MOVE, OBJECT, and the TTL family.
 
+use super::keyspec::{ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::parse::{int, is, scan_args, text, ScanArgs};
-use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
+use super::{acl, err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
 use crate::store::{glob, Str, Value, NO_EXPIRE};
 use crate::util::clock;
@@ -451,37 +452,41 @@ fn object(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 const OBJECT_SUBCOMMANDS: &[Command] = &[
     Command::new("object|encoding", object, 3, READONLY)
-        .keys(2, 2, 1)
+        .key(2, RO)
+        .tips(&["nondeterministic_output"])
         .group(GROUP)
         .doc(
-            "Returns the internal encoding of a Redis object.",
+            "Inspect the internal encoding of a Redis object",
             "2.2.3",
             "O(1)",
             "key",
         ),
     Command::new("object|refcount", object, 3, READONLY)
-        .keys(2, 2, 1)
+        .key(2, RO)
+        .tips(&["nondeterministic_output"])
         .group(GROUP)
         .doc(
-            "Returns the reference count of a value of a key.",
+            "Get the number of references to the value of the key",
             "2.2.3",
             "O(1)",
             "key",
         ),
     Command::new("object|idletime", object, 3, READONLY)
-        .keys(2, 2, 1)
+        .key(2, RO)
+        .tips(&["nondeterministic_output"])
         .group(GROUP)
         .doc(
-            "Returns the time since the last access to a Redis object.",
+            "Get the time since a Redis object was last accessed",
             "2.2.3",
             "O(1)",
             "key",
         ),
     Command::new("object|freq", object, 3, READONLY)
-        .keys(2, 2, 1)
+        .key(2, RO)
+        .tips(&["nondeterministic_output"])
         .group(GROUP)
         .doc(
-            "Returns the logarithmic access frequency counter of a Redis object.",
+            "Get the logarithmic access frequency counter of a Redis object",
             "4.0.0",
             "O(1)",
             "key",
@@ -489,58 +494,81 @@ const OBJECT_SUBCOMMANDS: &[Command] = &[
     Command::new("object|help", object, 2, super::LOADING | super::STALE)
         .group(GROUP)
         .doc(
-            "Returns helpful text about the different subcommands.",
+            "Show helpful text about the different subcommands",
             "6.2.0",
             "O(1)",
             "",
         ),
 ];
 
-const EXPIRE_SYNTAX: &str = "key seconds:integer [NX | XX | GT | LT]";
+const EXPIRE_SYNTAX: &str = "key seconds:integer [condition:(NX | XX | GT | LT)]";
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("del", del, -2, WRITE).keys(1, -1, 1).group(GROUP)
-        .doc("Deletes one or more keys.", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "key [key ...]"),
-    Command::new("unlink", del, -2, WRITE | FAST).keys(1, -1, 1).group(GROUP)
-        .doc("Asynchronously deletes one or more keys.", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "key [key ...]"),
-    Command::new("exists", exists, -2, READONLY | FAST).keys(1, -1, 1).group(GROUP)
-        .doc("Determines whether one or more keys exist.", "1.0.0", "O(N) where N is the number of keys to check.", "key [key ...]"),
-    Command::new("touch", touch, -2, READONLY | FAST).keys(1, -1, 1).group(GROUP)
-        .doc("Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", "O(N) where N is the number of keys that will be touched.", "key [key ...]"),
-    Command::new("type", type_, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Determines the type of value stored at a key.", "1.0.0", "O(1)", "key"),
-    Command::new("keys", keys, 2, READONLY).group(GROUP)
-        .doc("Returns all key names that match a pattern.", "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "pattern"),
+    Command::new("del", del, -2, WRITE).key_range(1, -1, 1, RM | DELETE).group(GROUP)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .doc("Delete a key", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "key [key ...]"),
+    Command::new("unlink", del, -2, WRITE | FAST).key_range(1, -1, 1, RM | DELETE).group(GROUP)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .doc("Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "key [key ...]"),
+    Command::new("exists", exists, -2, READONLY | FAST).key_range(1, -1, 1, RO).group(GROUP)
+        .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .doc("Determine if a key exists", "1.0.0", "O(N) where N is the number of keys to check.", "key [key ...]"),
+    Command::new("touch", touch, -2, READONLY | FAST).key_range(1, -1, 1, RO).group(GROUP)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .doc("Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", "O(N) where N is the number of keys that will be touched.", "key [key ...]"),
+    Command::new("type", type_, 2, READONLY | FAST).key(1, RO).group(GROUP)
+        .doc("Determine the type stored at key", "1.0.0", "O(1)", "key"),
+    Command::new("keys", keys, 2, READONLY).acl(acl::DANGEROUS).group(GROUP)
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
+        .doc("Find all keys matching the given pattern", "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "pattern"),
     Command::new("scan", scan, -2, READONLY).group(GROUP)
-        .doc("Iterates over the key names in the database.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "cursor:integer [MATCH pattern] [COUNT count:integer] [TYPE type]"),
+        .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
+        .arg_since(&[("type", "6.0.0")])
+        .tips(&["nondeterministic_output", "request_policy:special"])
+        .doc("Incrementally iterate the keys space", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "cursor:integer [MATCH pattern] [COUNT count:integer] [TYPE type]"),
     Command::new("randomkey", randomkey, 1, READONLY).group(GROUP)
-        .doc("Returns a random key name from the database.", "1.0.0", "O(1)", ""),
-    Command::new("rename", rename, 3, WRITE).keys(1, 2, 1).group(GROUP)
-        .doc("Renames a key and overwrites the destination.", "1.0.0", "O(1)", "key newkey:key"),
-    Command::new("renamenx", rename, 3, WRITE | FAST).keys(1, 2, 1).group(GROUP)
-        .doc("Renames a key only when the target key name doesn't exist.", "1.0.0", "O(1)", "key newkey:key"),
-    Command::new("copy", copy, -3, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
-        .doc("Copies the value of a key to a new key.", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "source:key destination:key [DB destination-db:integer] [REPLACE]"),
-    Command::new("move", move_, 3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Moves a key to another database.", "1.0.0", "O(1)", "key db:integer"),
-    Command::new("expire", expire, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the expiration time of a key in seconds.", "1.0.0", "O(1)", EXPIRE_SYNTAX),
-    Command::new("pexpire", expire, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the expiration time of a key in milliseconds.", "2.6.0", "O(1)", "key milliseconds:integer [NX | XX | GT | LT]"),
-    Command::new("expireat", expire, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the expiration time of a key to a Unix timestamp.", "1.2.0", "O(1)", "key unix-time-seconds:unix-time [NX | XX | GT | LT]"),
-    Command::new("pexpireat", expire, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0", "O(1)", "key unix-time-milliseconds:unix-time [NX | XX | GT | LT]"),
-    Command::new("ttl", ttl, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the expiration time in seconds of a key.", "1.0.0", "O(1)", "key"),
-    Command::new("pttl", ttl, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the expiration time in milliseconds of a key.", "2.6.0", "O(1)", "key"),
-    Command::new("expiretime", ttl, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the expiration time of a key as a Unix timestamp.", "7.0.0", "O(1)", "key"),
-    Command::new("pexpiretime", ttl, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0", "O(1)", "key"),
-    Command::new("persist", persist, 2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Removes the expiration time of a key.", "2.2.0", "O(1)", "key"),
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .doc("Return a random key from the keyspace", "1.0.0", "O(1)", ""),
+    Command::new("rename", rename, 3, WRITE).key(1, RW | ACCESS | DELETE).key(2, OW | UPDATE).group(GROUP)
+        .doc("Rename a key", "1.0.0", "O(1)", "key newkey:key"),
+    Command::new("renamenx", rename, 3, WRITE | FAST).key(1, RW | ACCESS | DELETE).key(2, OW | INSERT).group(GROUP)
+        .history(&[("3.2.0", "The command no longer returns an error when source and destination names are the same.")])
+        .doc("Rename a key, only if the new key does not exist", "1.0.0", "O(1)", "key newkey:key"),
+    Command::new("copy", copy, -3, WRITE | DENYOOM).key(1, RO | ACCESS).key(2, OW | UPDATE).group(GROUP)
+        .doc("Copy a key", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "source:key destination:key [DB destination-db:integer] [REPLACE]"),
+    Command::new("move", move_, 3, WRITE | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .doc("Move a key to another database", "1.0.0", "O(1)", "key db:integer"),
+    Command::new("expire", expire, -3, WRITE | FAST).key(1, RW | UPDATE).group(GROUP)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .arg_since(&[("condition", "7.0.0")])
+        .doc("Set a key's time to live in seconds", "1.0.0", "O(1)", EXPIRE_SYNTAX),
+    Command::new("pexpire", expire, -3, WRITE | FAST).key(1, RW | UPDATE).group(GROUP)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .arg_since(&[("condition", "7.0.0")])
+        .doc("Set a key's time to live in milliseconds", "2.6.0", "O(1)", "key milliseconds:integer [condition:(NX | XX | GT | LT)]"),
+    Command::new("expireat", expire, -3, WRITE | FAST).key(1, RW | UPDATE).group(GROUP)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .arg_since(&[("condition", "7.0.0")])
+        .doc("Set the expiration for a key as a UNIX timestamp", "1.2.0", "O(1)", "key unix-time-seconds:unix-time [condition:(NX | XX | GT | LT)]"),
+    Command::new("pexpireat", expire, -3, WRITE | FAST).key(1, RW | UPDATE).group(GROUP)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .arg_since(&[("condition", "7.0.0")])
+        .doc("Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0", "O(1)", "key unix-time-milliseconds:unix-time [condition:(NX | XX | GT | LT)]"),
+    Command::new("ttl", ttl, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
+        .history(&[("2.8.0", "Added the -2 reply.")])
+        .tips(&["nondeterministic_output"])
+        .doc("Get the time to live for a key in seconds", "1.0.0", "O(1)", "key"),
+    Command::new("pttl", ttl, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
+        .history(&[("2.8.0", "Added the -2 reply.")])
+        .tips(&["nondeterministic_output"])
+        .doc("Get the time to live for a key in milliseconds", "2.6.0", "O(1)", "key"),
+    Command::new("expiretime", ttl, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
+        .doc("Get the expiration Unix timestamp for a key", "7.0.0", "O(1)", "key"),
+    Command::new("pexpiretime", ttl, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
+        .doc("Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", "O(1)", "key"),
+    Command::new("persist", persist, 2, WRITE | FAST).key(1, RW | UPDATE).group(GROUP)
+        .doc("Remove the expiration from a key", "2.2.0", "O(1)", "key"),
     Command::container("object", -2, OBJECT_SUBCOMMANDS).group(GROUP)
-        .doc("A container for object introspection commands.", "2.2.3", "Depends on subcommand.", ""),
+        .doc("A container for object introspection commands", "2.2.3", "Depends on subcommand.", ""),
 ];

@@ -2,10 +2,11 @@
 //! LPOS, the moves (LMOVE, RPOPLPUSH), LMPOP, and the blocking BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and
 //! BLMPOP, which wait through `server::blocking` (`ctx.block_on`) when no key can serve them.
 
+use super::keyspec::{keys_after_numkeys, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use super::parse::{self, int, is};
 use super::{
-    err, keys_after_numkeys, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST,
-    MOVABLEKEYS, NOSCRIPT, READONLY, WRITE,
+    err, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST, MOVABLEKEYS, NOSCRIPT,
+    READONLY, WRITE,
 };
 use crate::resp::reply::{Reply, NO_SUCH_KEY, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
@@ -710,13 +711,13 @@ fn blmove_generic(ctx: &mut Ctx, args: Args, from: End, to: End, timeout: u64) -
 }
 
 /// LMPOP's keys: `numkeys` is its first argument.
-fn lmpop_keys(args: Args) -> Option<Vec<usize>> {
-    keys_after_numkeys(args, 1)
+fn lmpop_keys(args: Args) -> Vec<usize> {
+    keys_after_numkeys(args, 1, None)
 }
 
 /// BLMPOP's keys: `numkeys` follows the timeout.
-fn blmpop_keys(args: Args) -> Option<Vec<usize>> {
-    keys_after_numkeys(args, 2)
+fn blmpop_keys(args: Args) -> Vec<usize> {
+    keys_after_numkeys(args, 2, None)
 }
 
 const BLOCKING_POP_SYNTAX: &str = "key [key ...] timeout:double";
@@ -724,48 +725,61 @@ const MPOP_SYNTAX: &str =
     "numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]";
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("lpush", lpush, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("lpush", lpush, -3, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .doc("Prepend one or multiple elements to a list", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "key element [element ...]"),
-    Command::new("rpush", rpush, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("rpush", rpush, -3, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .doc("Append one or multiple elements to a list", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "key element [element ...]"),
-    Command::new("lpushx", lpushx, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("lpushx", lpushx, -3, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .doc("Prepend an element to a list, only if the list exists", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "key element [element ...]"),
-    Command::new("rpushx", rpushx, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("rpushx", rpushx, -3, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .doc("Append an element to a list, only if the list exists", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "key element [element ...]"),
-    Command::new("lpop", lpop, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("lpop", lpop, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("6.2.0", "Added the `count` argument.")])
+        .arg_since(&[("count", "6.2.0")])
         .doc("Remove and get the first elements in a list", "1.0.0", "O(N) where N is the number of elements returned", "key [count:integer]"),
-    Command::new("rpop", rpop, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("rpop", rpop, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("6.2.0", "Added the `count` argument.")])
+        .arg_since(&[("count", "6.2.0")])
         .doc("Remove and get the last elements in a list", "1.0.0", "O(N) where N is the number of elements returned", "key [count:integer]"),
-    Command::new("llen", llen, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("llen", llen, 2, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Get the length of a list", "1.0.0", "O(1)", "key"),
-    Command::new("lrange", lrange, 4, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("lrange", lrange, 4, READONLY).key(1, RO | ACCESS).group(GROUP)
         .doc("Get a range of elements from a list", "1.0.0", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.", "key start:integer stop:integer"),
-    Command::new("lindex", lindex, 3, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("lindex", lindex, 3, READONLY).key(1, RO | ACCESS).group(GROUP)
         .doc("Get an element from a list by its index", "1.0.0", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).", "key index:integer"),
-    Command::new("lset", lset, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
+    Command::new("lset", lset, 4, WRITE | DENYOOM).key(1, RW | UPDATE).group(GROUP)
         .doc("Set the value of an element in a list by its index", "1.0.0", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).", "key index:integer element"),
-    Command::new("lrem", lrem, 4, WRITE).keys(1, 1, 1).group(GROUP)
+    Command::new("lrem", lrem, 4, WRITE).key(1, RW | DELETE).group(GROUP)
         .doc("Remove elements from a list", "1.0.0", "O(N+M) where N is the length of the list and M is the number of elements removed.", "key count:integer element"),
-    Command::new("ltrim", ltrim, 4, WRITE).keys(1, 1, 1).group(GROUP)
+    Command::new("ltrim", ltrim, 4, WRITE).key(1, RW | DELETE).group(GROUP)
         .doc("Trim a list to the specified range", "1.0.0", "O(N) where N is the number of elements to be removed by the operation.", "key start:integer stop:integer"),
-    Command::new("linsert", linsert, 5, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
+    Command::new("linsert", linsert, 5, WRITE | DENYOOM).key(1, RW | INSERT).group(GROUP)
         .doc("Insert an element before or after another element in a list", "2.2.0", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).", "key where:(BEFORE | AFTER) pivot element"),
-    Command::new("lpos", lpos, -3, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("lpos", lpos, -3, READONLY).key(1, RO | ACCESS).group(GROUP)
         .doc("Return the index of matching elements on a list", "6.0.6", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.", "key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]"),
-    Command::new("lmove", lmove, 5, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
+    Command::new("lmove", lmove, 5, WRITE | DENYOOM).key(1, RW | ACCESS | DELETE).key(2, RW | INSERT).group(GROUP)
         .doc("Pop an element from a list, push it to another list and return it", "6.2.0", "O(1)", "source:key destination:key wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT)"),
-    Command::new("rpoplpush", rpoplpush, 3, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
+    Command::new("rpoplpush", rpoplpush, 3, WRITE | DENYOOM).key(1, RW | ACCESS | DELETE).key(2, RW | INSERT).group(GROUP)
+        .deprecated("6.2.0", "`LMOVE` with the `RIGHT` and `LEFT` arguments")
         .doc("Remove the last element in a list, prepend it to another list and return it", "1.2.0", "O(1)", "source:key destination:key"),
-    Command::new("lmpop", lmpop, -4, WRITE | MOVABLEKEYS).key_finder(lmpop_keys).group(GROUP)
+    Command::new("lmpop", lmpop, -4, WRITE | MOVABLEKEYS).key_num(1, RW | ACCESS | DELETE).key_finder(lmpop_keys).group(GROUP)
         .doc("Pop elements from a list", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", MPOP_SYNTAX),
-    Command::new("blpop", blpop, -3, WRITE | NOSCRIPT | BLOCKING).keys(1, -2, 1).group(GROUP)
+    Command::new("blpop", blpop, -3, WRITE | NOSCRIPT | BLOCKING).key_range(1, -2, 1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .doc("Remove and get the first element in a list, or block until one is available", "2.0.0", "O(N) where N is the number of provided keys.", BLOCKING_POP_SYNTAX),
-    Command::new("brpop", brpop, -3, WRITE | NOSCRIPT | BLOCKING).keys(1, -2, 1).group(GROUP)
+    Command::new("brpop", brpop, -3, WRITE | NOSCRIPT | BLOCKING).key_range(1, -2, 1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .doc("Remove and get the last element in a list, or block until one is available", "2.0.0", "O(N) where N is the number of provided keys.", BLOCKING_POP_SYNTAX),
-    Command::new("blmove", blmove, 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING).keys(1, 2, 1).group(GROUP)
+    Command::new("blmove", blmove, 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING).key(1, RW | ACCESS | DELETE).key(2, RW | INSERT).group(GROUP)
         .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", "O(1)", "source:key destination:key wherefrom:(LEFT | RIGHT) whereto:(LEFT | RIGHT) timeout:double"),
-    Command::new("brpoplpush", brpoplpush, 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING).keys(1, 2, 1).group(GROUP)
+    Command::new("brpoplpush", brpoplpush, 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING).key(1, RW | ACCESS | DELETE).key(2, RW | INSERT).group(GROUP)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+        .deprecated("6.2.0", "`BLMOVE` with the `RIGHT` and `LEFT` arguments")
         .doc("Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", "O(1)", "source:key destination:key timeout:double"),
-    Command::new("blmpop", blmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_finder(blmpop_keys).group(GROUP)
+    Command::new("blmpop", blmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_num(2, RW | ACCESS | DELETE).key_finder(blmpop_keys).group(GROUP)
         .doc("Pop elements from a list, or block until one is available", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", "timeout:double numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]"),
 ];

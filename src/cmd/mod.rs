@@ -2,11 +2,12 @@
 //!
 //! Every command is one `Command` row, written beside its handler in its family's file (`string.rs`
 //! has GET, SET, ...; `keys.rs` DEL, EXPIRE, SCAN, ...; `server.rs` INFO, CONFIG, ...). A row holds
-//! everything about the command: name, arity (Redis's ±N), flags, key positions, summary, since,
-//! complexity and syntax. That one row drives dispatch and the gate's arity check (`server::gate`),
-//! `COMMAND`/`COMMAND INFO|DOCS|GETKEYS|LIST|COUNT` (`command.rs`), and later what scripts and MULTI may
-//! run. Container commands (CONFIG, CLIENT, OBJECT, COMMAND) list their subcommands as rows named
-//! `container|sub`.
+//! everything about the command: name, arity (Redis's ±N), flags, key specs (`keyspec.rs`; the
+//! key positions follow from them), ACL categories beyond those its flags and group imply, tips,
+//! summary, since, complexity, history and syntax. That one row drives dispatch and the gate's
+//! arity check (`server::gate`), `COMMAND`/`COMMAND INFO|DOCS|GETKEYS|LIST|COUNT` (`command.rs`),
+//! and later what scripts and MULTI may run. Container commands (CONFIG, CLIENT, OBJECT, COMMAND)
+//! list their subcommands as rows named `container|sub`.
 //!
 //! A handler is `fn(&mut Ctx, Args) -> CmdResult`: it reads its arguments, works on the store, and
 //! answers through `ctx.out` (the reply builder) or by returning an error, which the gate replies.
@@ -17,6 +18,7 @@ pub mod function;
 pub mod goblin;
 pub mod hash;
 pub mod keys;
+pub mod keyspec;
 pub mod list;
 pub mod multi;
 pub mod parse;
@@ -149,20 +151,11 @@ impl Ctx<'_> {
 
 pub type Handler = fn(&mut Ctx, Args) -> CmdResult;
 
-/// Finds the key positions of a MOVABLEKEYS command line (COMMAND GETKEYS); `None` when the line's
-/// key count is invalid.
-pub type KeyFinder = fn(Args) -> Option<Vec<usize>>;
+/// Finds the key positions of a command line when its key specs cannot (Redis's `getkeys_proc`,
+/// which COMMAND GETKEYS falls back to); empty when the line's key count is invalid.
+pub type KeyFinder = fn(Args) -> Vec<usize>;
 
-/// Key positions of a `numkeys key [key ...]` command whose numkeys is at `at` (LMPOP, BLMPOP, and
-/// the sorted-set unions and pops), as Redis's `genericGetKeys`.
-pub fn keys_after_numkeys(args: Args, at: usize) -> Option<Vec<usize>> {
-    let n = crate::util::parse_i64(args.get(at)?)?;
-    let room = args.len().checked_sub(at + 1)?;
-    if n < 1 || n as u64 > room as u64 {
-        return None;
-    }
-    Some((at + 1..at + 1 + n as usize).collect())
-}
+pub use keyspec::{KeySpec, KeySpecs};
 
 // Command flags, with Redis's meanings (server.h's CMD_* block). Shown by COMMAND INFO by these names.
 /// May modify the keyspace.
@@ -201,6 +194,9 @@ pub const SKIP_SLOWLOG: u32 = 1 << 15;
 pub const MAY_REPLICATE: u32 = 1 << 16;
 /// Not counted in a script's or client's keyspace misses (e.g. EXISTS).
 pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
+/// Refused while a replica loads its data asynchronously (SAVE, BGSAVE, BGREWRITEAOF); shown only,
+/// as there is no replication.
+pub const NO_ASYNC_LOADING: u32 = 1 << 18;
 
 // Internal flags: not shown by COMMAND INFO (Redis tests these by handler identity in processCommand).
 /// Runs at once inside MULTI instead of being queued (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET).
@@ -208,6 +204,8 @@ pub const NO_QUEUE: u32 = 1 << 30;
 /// Allowed to a RESP2 client in subscriber mode ((P|S)(UN)SUBSCRIBE, PING, QUIT, RESET).
 pub const SUB_OK: u32 = 1 << 29;
 
+/// The flags COMMAND INFO shows, in its order (server.c's `addReplyFlagsForCommand`; Redis 7.0
+/// hides `may_replicate`).
 pub const FLAG_NAMES: &[(u32, &str)] = &[
     (WRITE, "write"),
     (READONLY, "readonly"),
@@ -222,12 +220,64 @@ pub const FLAG_NAMES: &[(u32, &str)] = &[
     (SKIP_SLOWLOG, "skip_slowlog"),
     (FAST, "fast"),
     (NO_AUTH, "no_auth"),
-    (MAY_REPLICATE, "may_replicate"),
     (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+    (NO_ASYNC_LOADING, "no_async_loading"),
     (NO_MULTI, "no_multi"),
     (MOVABLEKEYS, "movablekeys"),
     (ALLOW_BUSY, "allow_busy"),
 ];
+
+/// ACL categories (acl.c's `ACLCommandCategories`), as bits in the order COMMAND INFO lists them.
+/// A row gets `@write`, `@read`, `@admin` and `@dangerous`, `@pubsub`, `@fast` or `@slow` and
+/// `@blocking` from its flags and one category from its group (`command::acl_categories`); `acl`
+/// adds the others Redis gives it.
+pub mod acl {
+    pub const KEYSPACE: u32 = 1 << 0;
+    pub const READ: u32 = 1 << 1;
+    pub const WRITE: u32 = 1 << 2;
+    pub const SET: u32 = 1 << 3;
+    pub const SORTEDSET: u32 = 1 << 4;
+    pub const LIST: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const STRING: u32 = 1 << 7;
+    pub const BITMAP: u32 = 1 << 8;
+    pub const HYPERLOGLOG: u32 = 1 << 9;
+    pub const GEO: u32 = 1 << 10;
+    pub const STREAM: u32 = 1 << 11;
+    pub const PUBSUB: u32 = 1 << 12;
+    pub const ADMIN: u32 = 1 << 13;
+    pub const FAST: u32 = 1 << 14;
+    pub const SLOW: u32 = 1 << 15;
+    pub const BLOCKING: u32 = 1 << 16;
+    pub const DANGEROUS: u32 = 1 << 17;
+    pub const CONNECTION: u32 = 1 << 18;
+    pub const TRANSACTION: u32 = 1 << 19;
+    pub const SCRIPTING: u32 = 1 << 20;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (KEYSPACE, "keyspace"),
+        (READ, "read"),
+        (WRITE, "write"),
+        (SET, "set"),
+        (SORTEDSET, "sortedset"),
+        (LIST, "list"),
+        (HASH, "hash"),
+        (STRING, "string"),
+        (BITMAP, "bitmap"),
+        (HYPERLOGLOG, "hyperloglog"),
+        (GEO, "geo"),
+        (STREAM, "stream"),
+        (PUBSUB, "pubsub"),
+        (ADMIN, "admin"),
+        (FAST, "fast"),
+        (SLOW, "slow"),
+        (BLOCKING, "blocking"),
+        (DANGEROUS, "dangerous"),
+        (CONNECTION, "connection"),
+        (TRANSACTION, "transaction"),
+        (SCRIPTING, "scripting"),
+    ];
+}
 
 pub struct Command {
     /// Lowercase full name: `get`, or `config|get` for a subcommand.
@@ -237,9 +287,17 @@ pub struct Command {
     /// Redis's arity: N means exactly N arguments (name included), -N at least N.
     pub arity: i32,
     pub flags: u32,
+    /// The legacy key positions (COMMAND INFO's first, last, step), derived from `key_specs`.
     pub first_key: i32,
     pub last_key: i32,
     pub key_step: i32,
+    /// Where the keys are and what the command does to them (`key`, `key_range`, `key_num`).
+    pub key_specs: KeySpecs,
+    /// ACL categories besides those that follow from the flags and the group (`acl::*` bits).
+    pub acl: u32,
+    /// Command tips for clients and cluster proxies (`nondeterministic_output`,
+    /// `request_policy:all_shards`, ...).
+    pub tips: &'static [&'static str],
     pub group: &'static str,
     pub summary: &'static str,
     pub since: &'static str,
@@ -248,11 +306,16 @@ pub struct Command {
     /// DOCS's argument tree and of the docs pages' syntax line.
     pub syntax: &'static str,
     pub subcommands: &'static [Command],
-    /// For MOVABLEKEYS commands: where the keys are on a given line.
+    /// Where the keys are on a line the key specs do not fit (COMMAND GETKEYS).
     pub key_finder: Option<KeyFinder>,
-    /// The key spec's flags in COMMAND INFO when `RW UPDATE` (a write) or `RO ACCESS` would
-    /// misdescribe what the command does to its key.
-    pub key_spec_flags: Option<&'static [&'static str]>,
+    /// COMMAND DOCS's `history`: (version, change) pairs.
+    pub history: &'static [(&'static str, &'static str)],
+    /// The version that added an argument, by its name in COMMAND DOCS (`("get", "6.2.0")`).
+    pub arg_since: &'static [(&'static str, &'static str)],
+    /// COMMAND DOCS's `deprecated_since` and `replaced_by`, for a deprecated command.
+    pub deprecated: Option<(&'static str, &'static str)>,
+    /// COMMAND DOCS's `syscmd` doc flag: a command for the system, not for users (DEBUG).
+    pub syscmd: bool,
 }
 
 impl Command {
@@ -265,6 +328,9 @@ impl Command {
             first_key: 0,
             last_key: 0,
             key_step: 0,
+            key_specs: KeySpecs::EMPTY,
+            acl: 0,
+            tips: &[],
             group: "",
             summary: "",
             since: "",
@@ -272,7 +338,10 @@ impl Command {
             syntax: "",
             subcommands: &[],
             key_finder: None,
-            key_spec_flags: None,
+            history: &[],
+            arg_since: &[],
+            deprecated: None,
+            syscmd: false,
         }
     }
 
@@ -290,6 +359,9 @@ impl Command {
             first_key: 0,
             last_key: 0,
             key_step: 0,
+            key_specs: KeySpecs::EMPTY,
+            acl: 0,
+            tips: &[],
             group: "",
             summary: "",
             since: "",
@@ -297,24 +369,79 @@ impl Command {
             syntax: "",
             subcommands,
             key_finder: None,
-            key_spec_flags: None,
+            history: &[],
+            arg_since: &[],
+            deprecated: None,
+            syscmd: false,
         }
     }
 
-    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Command {
-        self.first_key = first;
-        self.last_key = last;
-        self.key_step = step;
+    /// One key, at argument `index`, used as `flags` says (`keyspec::RO | keyspec::ACCESS`, ...).
+    pub const fn key(self, index: i32, flags: u32) -> Command {
+        self.key_spec(KeySpec::range(index, 0, 1, flags))
+    }
+
+    /// Every `keystep`-th argument from `index` to `lastkey` past it (negative: counted from the
+    /// end, -1 the last argument): MGET is `key_range(1, -1, 1, ...)`, MSET `key_range(1, -1, 2, ...)`.
+    pub const fn key_range(self, index: i32, lastkey: i32, keystep: i32, flags: u32) -> Command {
+        self.key_spec(KeySpec::range(index, lastkey, keystep, flags))
+    }
+
+    /// `numkeys key [key ...]` with numkeys at argument `index`: ZUNION is `key_num(1, ...)`,
+    /// EVAL `key_num(2, ...)`.
+    pub const fn key_num(self, index: i32, flags: u32) -> Command {
+        self.key_spec(KeySpec::keynum(index, 0, 1, 1, flags))
+    }
+
+    /// Any other key spec; the legacy positions follow from all the specs.
+    pub const fn key_spec(mut self, spec: KeySpec) -> Command {
+        self.key_specs = self.key_specs.push(spec);
+        let legacy = self.key_specs.legacy();
+        self.first_key = legacy.first;
+        self.last_key = legacy.last;
+        self.key_step = legacy.step;
+        self
+    }
+
+    /// The last key spec's notes.
+    pub const fn key_notes(mut self, notes: &'static str) -> Command {
+        self.key_specs = self.key_specs.notes(notes);
+        self
+    }
+
+    pub const fn acl(mut self, categories: u32) -> Command {
+        self.acl |= categories;
+        self
+    }
+
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Command {
+        self.tips = tips;
+        self
+    }
+
+    pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Command {
+        self.history = history;
+        self
+    }
+
+    pub const fn arg_since(mut self, since: &'static [(&'static str, &'static str)]) -> Command {
+        self.arg_since = since;
+        self
+    }
+
+    /// Deprecated since `since`, in favour of `replaced_by` (Redis's markdown: `` `GETRANGE` ``).
+    pub const fn deprecated(mut self, since: &'static str, replaced_by: &'static str) -> Command {
+        self.deprecated = Some((since, replaced_by));
+        self
+    }
+
+    pub const fn syscmd(mut self) -> Command {
+        self.syscmd = true;
         self
     }
 
     pub const fn key_finder(mut self, f: KeyFinder) -> Command {
         self.key_finder = Some(f);
-        self
-    }
-
-    pub const fn key_spec_flags(mut self, flags: &'static [&'static str]) -> Command {
-        self.key_spec_flags = Some(flags);
         self
     }
 
@@ -661,6 +788,24 @@ mod tests {
             }
             if c.first_key > 0 {
                 assert!(c.key_step > 0, "{} has keys but no step", c.name);
+            }
+            // Redis derives `movablekeys` from the key specs; the rows declare it, and agree.
+            let movable = c.key_specs.legacy().movable;
+            assert_eq!(c.has(MOVABLEKEYS), movable, "{}: movablekeys", c.name);
+            assert!(
+                c.key_finder.is_none() || movable,
+                "{} has a key finder but its key specs find every key",
+                c.name
+            );
+            // Every key spec says how the key is used: one of RO, RW, OW, RM (a shard channel's
+            // `not_key` spec none).
+            for ks in c.key_specs.as_slice() {
+                let access = keyspec::RO | keyspec::RW | keyspec::OW | keyspec::RM;
+                assert!(
+                    (ks.flags & access).count_ones() == 1 || ks.flags & keyspec::NOT_KEY != 0,
+                    "{}: a key spec needs exactly one of RO, RW, OW, RM",
+                    c.name
+                );
             }
         }
         assert!(t.find(b"GeT").is_some());

@@ -11,6 +11,7 @@
 //! `touchAllWatchedKeysInDb`), and EXEC also fails if a watched key expired since WATCH
 //! (`isWatchedKeyExpired`). EXEC, DISCARD, RESET and disconnection unwatch everything.
 
+use super::keyspec::RO;
 use super::{Args, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_QUEUE, STALE};
 use crate::server::client::Client;
 use crate::server::gate;
@@ -381,7 +382,7 @@ pub const COMMANDS: &[Command] = &[
         -2,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NO_QUEUE,
     )
-    .keys(1, -1, 1)
+    .key_range(1, -1, 1, RO)
     .group(GROUP)
     .doc(
         "Watch the given keys to determine execution of the MULTI/EXEC block",

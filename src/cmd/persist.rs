@@ -2,10 +2,11 @@
 //! (`persist::aof`) and DUMP, RESTORE
 //! (one value in RDB serialization, `persist::rdb`).
 
+use super::keyspec::{ACCESS, OW, RO, UPDATE};
 use super::parse::{int, is};
 use super::{
-    Args, CmdResult, Command, Ctx, ADMIN, DENYOOM, FAST, LOADING, NOSCRIPT, NO_MULTI, READONLY,
-    STALE, WRITE,
+    acl, Args, CmdResult, Command, Ctx, ADMIN, DENYOOM, FAST, LOADING, NOSCRIPT, NO_ASYNC_LOADING,
+    NO_MULTI, READONLY, STALE, WRITE,
 };
 use crate::persist::{self, rdb};
 use crate::resp::reply::SYNTAX;
@@ -181,16 +182,22 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 #[rustfmt::skip]
 pub const COMMANDS: &[Command] = &[
-    Command::new("save", save, 1, ADMIN | NOSCRIPT | NO_MULTI).group(GROUP)
-        .doc("Synchronously saves the database(s) to disk.", "1.0.0", "O(N) where N is the total number of keys in all databases", ""),
-    Command::new("bgsave", bgsave, -1, ADMIN | NOSCRIPT).group(GROUP)
-        .doc("Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)", "[SCHEDULE]"),
-    Command::new("bgrewriteaof", bgrewriteaof, 1, ADMIN | NOSCRIPT).group(GROUP)
+    Command::new("save", save, 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI).group(GROUP)
+        .doc("Synchronously save the dataset to disk", "1.0.0", "O(N) where N is the total number of keys in all databases", ""),
+    Command::new("bgsave", bgsave, -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING).group(GROUP)
+        .history(&[("3.2.2", "Added the `SCHEDULE` option.")])
+        .arg_since(&[("schedule", "3.2.2")])
+        .doc("Asynchronously save the dataset to disk", "1.0.0", "O(1)", "[SCHEDULE]"),
+    Command::new("bgrewriteaof", bgrewriteaof, 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING).group(GROUP)
         .doc("Asynchronously rewrite the append-only file", "1.0.0", "O(1)", ""),
-    Command::new("lastsave", lastsave, 1, LOADING | STALE | FAST).group(GROUP)
-        .doc("Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "O(1)", ""),
-    Command::new("dump", dump, 2, READONLY).keys(1, 1, 1).group("generic")
-        .doc("Returns a serialized representation of the value stored at a key.", "2.6.0", "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).", "key"),
-    Command::new("restore", restore, -4, WRITE | DENYOOM).keys(1, 1, 1).group("generic")
-        .doc("Creates a key from the serialized representation of a value.", "2.6.0", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"),
+    Command::new("lastsave", lastsave, 1, LOADING | STALE | FAST).acl(acl::ADMIN | acl::DANGEROUS).group(GROUP)
+        .tips(&["nondeterministic_output"])
+        .doc("Get the UNIX time stamp of the last successful save to disk", "1.0.0", "O(1)", ""),
+    Command::new("dump", dump, 2, READONLY).key(1, RO | ACCESS).group("generic")
+        .tips(&["nondeterministic_output"])
+        .doc("Return a serialized version of the value stored at the specified key.", "2.6.0", "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).", "key"),
+    Command::new("restore", restore, -4, WRITE | DENYOOM).key(1, OW | UPDATE).acl(acl::DANGEROUS).group("generic")
+        .history(&[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")])
+        .arg_since(&[("replace", "3.0.0"), ("absttl", "5.0.0"), ("seconds", "5.0.0"), ("frequency", "5.0.0")])
+        .doc("Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", "key ttl:integer serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds:integer] [FREQ frequency:integer]"),
 ];

@@ -6,6 +6,7 @@
 //! A RESP2 client with any subscription is in subscriber mode: the gate then only lets the commands
 //! flagged `SUB_OK` through. RESP3 clients get `>` pushes and may run anything.
 
+use super::keyspec::NOT_KEY;
 use super::parse::text;
 use super::{err, Args, CmdResult, Command, Ctx, FAST, LOADING, NOSCRIPT, PUBSUB, STALE, SUB_OK};
 use crate::server::pubsub::{Kind, PubSub};
@@ -279,23 +280,20 @@ pub const COMMANDS: &[Command] = &[
         .doc("Stop listening for messages posted to the given channels", "2.0.0", "O(N) where N is the number of clients already subscribed to a channel.", "[channel [channel ...]]"),
     Command::new("psubscribe", psubscribe, -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK)
         .group(GROUP)
-        .doc("Listen for messages published to channels matching the given patterns", "2.0.0", "O(N) where N is the number of patterns the client is already subscribed to.", "pattern [pattern ...]"),
+        .doc("Listen for messages published to channels matching the given patterns", "2.0.0", "O(N) where N is the number of patterns the client is already subscribed to.", "pattern:(pattern) [pattern:(pattern) ...]"),
     Command::new("punsubscribe", punsubscribe, -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK)
         .group(GROUP)
         .doc("Stop listening for messages posted to channels matching the given patterns", "2.0.0", "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).", "[pattern [pattern ...]]"),
-    Command::new("ssubscribe", ssubscribe, -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK)
-        .keys(1, -1, 1)
+    Command::new("ssubscribe", ssubscribe, -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK).key_range(1, -1, 1, NOT_KEY)
         .group(GROUP)
         .doc("Listen for messages published to the given shard channels", "7.0.0", "O(N) where N is the number of shard channels to subscribe to.", "shardchannel [shardchannel ...]"),
-    Command::new("sunsubscribe", sunsubscribe, -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK)
-        .keys(1, -1, 1)
+    Command::new("sunsubscribe", sunsubscribe, -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK).key_range(1, -1, 1, NOT_KEY)
         .group(GROUP)
         .doc("Stop listening for messages posted to the given shard channels", "7.0.0", "O(N) where N is the number of clients already subscribed to a shard channel.", "[shardchannel [shardchannel ...]]"),
     Command::new("publish", publish, 3, PUBSUB | LOADING | STALE | FAST)
         .group(GROUP)
         .doc("Post a message to a channel", "2.0.0", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", "channel message"),
-    Command::new("spublish", spublish, 3, PUBSUB | LOADING | STALE | FAST)
-        .keys(1, 1, 1)
+    Command::new("spublish", spublish, 3, PUBSUB | LOADING | STALE | FAST).key(1, NOT_KEY)
         .group(GROUP)
         .doc("Post a message to a shard channel", "7.0.0", "O(N) where N is the number of clients subscribed to the receiving shard channel.", "shardchannel message"),
     Command::container("pubsub", -2, PUBSUB_SUBCOMMANDS)

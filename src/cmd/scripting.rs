@@ -3,6 +3,7 @@
 //! ...; see `script::EngineId`), so one handler per command serves all engines; the work is in
 //! `src/script/`.
 
+use super::keyspec::{ACCESS, RO, RW, UPDATE};
 use super::parse::{int, is};
 use super::{
     Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, LOADING, MOVABLEKEYS, NOSCRIPT,
@@ -180,9 +181,15 @@ fn script_help(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// The keys of an EVAL-family line: `numkeys` at position 2, then the keys.
-fn eval_keys(args: Args) -> Option<Vec<usize>> {
-    super::keys_after_numkeys(args, 2)
+fn eval_keys(args: Args) -> Vec<usize> {
+    super::keyspec::keys_after_numkeys(args, 2, None)
 }
+
+// The key specs' notes of EVAL and EVAL_RO (Redis gives EVALSHA and EVALSHA_RO none).
+const WORST_RW: &str =
+    "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE";
+const WORST_RO: &str =
+    "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS";
 
 const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS;
 
@@ -192,40 +199,46 @@ macro_rules! script_subcommands {
     ($p:literal, $lang:literal) => {
         &[
             Command::new(concat!($p, "script|load"), script_load, 3, NOSCRIPT | STALE)
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
                 .group(GROUP)
                 .doc(
-                    concat!("Loads a server-side ", $lang, " script to the script cache."),
+                    concat!("Load the specified ", $lang, " script into the script cache."),
                     "2.6.0",
                     "O(N) with N being the length in bytes of the script body.",
                     "script",
                 ),
             Command::new(concat!($p, "script|exists"), script_exists, -3, NOSCRIPT)
+                .tips(&["request_policy:all_shards", "response_policy:agg_logical_and"])
                 .group(GROUP)
                 .doc(
-                    concat!("Determines whether server-side ", $lang, " scripts exist in the script cache."),
+                    "Check existence of scripts in the script cache.",
                     "2.6.0",
                     "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
                     "sha1 [sha1 ...]",
                 ),
             Command::new(concat!($p, "script|flush"), script_flush, -2, NOSCRIPT)
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                .history(&[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")])
+                .arg_since(&[("async", "6.2.0")])
                 .group(GROUP)
                 .doc(
-                    concat!("Removes all server-side ", $lang, " scripts from the script cache."),
+                    "Remove all the scripts from the script cache.",
                     "2.6.0",
                     "O(N) with N being the number of scripts in cache",
-                    "[ASYNC | SYNC]",
+                    "[async:(ASYNC | SYNC)]",
                 ),
             Command::new(concat!($p, "script|kill"), script_kill, 2, NOSCRIPT | ALLOW_BUSY)
+                .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
                 .group(GROUP)
                 .doc(
-                    concat!("Terminates a server-side ", $lang, " script during execution."),
+                    "Kill the script currently in execution.",
                     "2.6.0",
                     "O(1)",
                     "",
                 ),
             Command::new(concat!($p, "script|help"), script_help, 2, LOADING | STALE)
                 .group(GROUP)
-                .doc("Returns helpful text about the different subcommands.", "5.0.0", "O(1)", ""),
+                .doc("Show helpful text about the different subcommands", "5.0.0", "O(1)", ""),
         ]
     };
 }
@@ -235,31 +248,36 @@ macro_rules! eval_commands {
     ($p:literal, $lang:literal, $subs:expr) => {
         &[
             Command::new(concat!($p, "eval"), eval, -3, EVAL_FLAGS)
+                .key_num(2, RW | ACCESS | UPDATE)
+                .key_notes(WORST_RW)
                 .key_finder(eval_keys)
                 .group(GROUP)
                 .doc(
-                    concat!("Executes a server-side ", $lang, " script."),
+                    concat!("Execute a ", $lang, " script server side"),
                     "2.6.0",
                     "Depends on the script that is executed.",
-                    "script numkeys [key [key ...]] [arg [arg ...]]",
+                    "script numkeys:integer [key [key ...]] [arg [arg ...]]",
                 ),
             Command::new(concat!($p, "evalsha"), evalsha, -3, EVAL_FLAGS)
+                .key_num(2, RW | ACCESS | UPDATE)
                 .key_finder(eval_keys)
                 .group(GROUP)
                 .doc(
-                    concat!("Executes a server-side ", $lang, " script by SHA1 digest."),
+                    concat!("Execute a ", $lang, " script server side"),
                     "2.6.0",
                     "Depends on the script that is executed.",
-                    "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+                    "sha1 numkeys:integer [key [key ...]] [arg [arg ...]]",
                 ),
             Command::new(concat!($p, "eval_ro"), eval, -3, EVAL_FLAGS | READONLY)
+                .key_num(2, RO | ACCESS)
+                .key_notes(WORST_RO)
                 .key_finder(eval_keys)
                 .group(GROUP)
                 .doc(
-                    concat!("Executes a read-only server-side ", $lang, " script."),
+                    concat!("Execute a read-only ", $lang, " script server side"),
                     "7.0.0",
                     "Depends on the script that is executed.",
-                    "script numkeys [key [key ...]] [arg [arg ...]]",
+                    "script numkeys:integer [key [key ...]] [arg [arg ...]]",
                 ),
             Command::new(
                 concat!($p, "evalsha_ro"),
@@ -267,22 +285,19 @@ macro_rules! eval_commands {
                 -3,
                 EVAL_FLAGS | READONLY,
             )
+            .key_num(2, RO | ACCESS)
             .key_finder(eval_keys)
             .group(GROUP)
             .doc(
-                concat!(
-                    "Executes a read-only server-side ",
-                    $lang,
-                    " script by SHA1 digest."
-                ),
+                concat!("Execute a read-only ", $lang, " script server side"),
                 "7.0.0",
                 "Depends on the script that is executed.",
-                "sha1 numkeys [key [key ...]] [arg [arg ...]]",
+                "sha1 numkeys:integer [key [key ...]] [arg [arg ...]]",
             ),
             Command::container(concat!($p, "script"), -2, $subs)
                 .group(GROUP)
                 .doc(
-                    concat!("A container for ", $lang, " scripts management commands."),
+                    concat!("A container for ", $lang, " scripts management commands"),
                     "2.6.0",
                     "Depends on subcommand.",
                     "",

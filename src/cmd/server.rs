@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::parse::{is, text};
 use super::{
-    err, Args, CmdResult, Command, Ctx, ADMIN, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_MULTI,
+    acl, err, Args, CmdResult, Command, Ctx, ADMIN, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_MULTI,
     READONLY, STALE, WRITE,
 };
 use crate::config::{self, REDIS_VERSION};
@@ -760,12 +760,16 @@ const CONFIG_SUBCOMMANDS: &[Command] = &[
         -3,
         ADMIN | NOSCRIPT | LOADING | STALE,
     )
+    .history(&[(
+        "7.0.0",
+        "Added the ability to pass multiple pattern parameters in one call",
+    )])
     .group(GROUP)
     .doc(
-        "Returns the effective values of configuration parameters.",
+        "Get the values of configuration parameters",
         "2.0.0",
         "O(N) when N is the number of configuration parameters provided",
-        "parameter [parameter ...]",
+        "parameter:(parameter) [parameter:(parameter) ...]",
     ),
     Command::new(
         "config|set",
@@ -773,9 +777,14 @@ const CONFIG_SUBCOMMANDS: &[Command] = &[
         -4,
         ADMIN | NOSCRIPT | LOADING | STALE,
     )
+    .history(&[(
+        "7.0.0",
+        "Added the ability to set multiple parameters in one call.",
+    )])
+    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
     .group(GROUP)
     .doc(
-        "Sets configuration parameters in-flight.",
+        "Set configuration parameters to the given values",
         "2.0.0",
         "O(N) when N is the number of configuration parameters provided",
         "parameter value [parameter value ...]",
@@ -787,7 +796,7 @@ const CONFIG_SUBCOMMANDS: &[Command] = &[
         ADMIN | NOSCRIPT | LOADING | STALE,
     )
     .group(GROUP)
-    .doc("Resets the server's statistics.", "2.0.0", "O(1)", ""),
+    .doc("Reset the stats returned by INFO", "2.0.0", "O(1)", ""),
     Command::new(
         "config|rewrite",
         config_rewrite,
@@ -796,7 +805,7 @@ const CONFIG_SUBCOMMANDS: &[Command] = &[
     )
     .group(GROUP)
     .doc(
-        "Persists the effective configuration to file.",
+        "Rewrite the configuration file with the in memory configuration",
         "2.8.0",
         "O(1)",
         "",
@@ -804,7 +813,7 @@ const CONFIG_SUBCOMMANDS: &[Command] = &[
     Command::new("config|help", config_help, 2, LOADING | STALE)
         .group(GROUP)
         .doc(
-            "Returns helpful text about the different subcommands.",
+            "Show helpful text about the different subcommands",
             "5.0.0",
             "O(1)",
             "",
@@ -812,22 +821,34 @@ const CONFIG_SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("dbsize", dbsize, 1, READONLY | FAST).group(GROUP)
-        .doc("Returns the number of keys in the database.", "1.0.0", "O(1)", ""),
-    Command::new("flushdb", flushdb, -1, WRITE).group(GROUP)
-        .doc("Remove all keys from the current database.", "1.0.0", "O(N) where N is the number of keys in the selected database", "[ASYNC | SYNC]"),
-    Command::new("flushall", flushall, -1, WRITE).group(GROUP)
-        .doc("Removes all keys from all databases.", "1.0.0", "O(N) where N is the total number of keys in all databases", "[ASYNC | SYNC]"),
-    Command::new("swapdb", swapdb, 3, WRITE | FAST).group(GROUP)
-        .doc("Swaps two Redis databases.", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "index1:integer index2:integer"),
+    Command::new("dbsize", dbsize, 1, READONLY | FAST).acl(acl::KEYSPACE).group(GROUP)
+        .tips(&["request_policy:all_shards", "response_policy:agg_sum"])
+        .doc("Return the number of keys in the selected database", "1.0.0", "O(1)", ""),
+    Command::new("flushdb", flushdb, -1, WRITE).acl(acl::KEYSPACE | acl::DANGEROUS).group(GROUP)
+        .history(&[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")])
+        .arg_since(&[("async.async", "4.0.0"), ("sync", "6.2.0")])
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .doc("Remove all keys from the current database", "1.0.0", "O(N) where N is the number of keys in the selected database", "[async:(ASYNC | SYNC)]"),
+    Command::new("flushall", flushall, -1, WRITE).acl(acl::KEYSPACE | acl::DANGEROUS).group(GROUP)
+        .history(&[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")])
+        .arg_since(&[("async.async", "4.0.0"), ("sync", "6.2.0")])
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .doc("Remove all keys from all databases", "1.0.0", "O(N) where N is the total number of keys in all databases", "[async:(ASYNC | SYNC)]"),
+    Command::new("swapdb", swapdb, 3, WRITE | FAST).acl(acl::KEYSPACE | acl::DANGEROUS).group(GROUP)
+        .doc("Swaps two Redis databases", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "index1:integer index2:integer"),
     Command::new("time", time, 1, LOADING | STALE | FAST).group(GROUP)
-        .doc("Returns the server time.", "2.6.0", "O(1)", ""),
+        .tips(&["nondeterministic_output"])
+        .doc("Return the current server time", "2.6.0", "O(1)", ""),
     Command::new("shutdown", shutdown, -1, ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY).group(GROUP)
-        .doc("Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"),
-    Command::new("debug", debug, -2, ADMIN | NOSCRIPT | LOADING | STALE).group(GROUP)
-        .doc("A container for debugging commands.", "1.0.0", "Depends on subcommand.", "subcommand [argument ...]"),
-    Command::new("info", info, -1, LOADING | STALE).group(GROUP)
-        .doc("Returns information and statistics about the server.", "1.0.0", "O(1)", "[section [section ...]]"),
+        .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
+        .arg_since(&[("now", "7.0.0"), ("force", "7.0.0"), ("abort", "7.0.0")])
+        .doc("Synchronously save the dataset to disk and then shut down the server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"),
+    Command::new("debug", debug, -2, ADMIN | NOSCRIPT | LOADING | STALE).syscmd().group(GROUP)
+        .doc("A container for debugging commands", "1.0.0", "Depends on subcommand.", "subcommand [argument ...]"),
+    Command::new("info", info, -1, LOADING | STALE).acl(acl::DANGEROUS).group(GROUP)
+        .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+        .doc("Get information and statistics about the server", "1.0.0", "O(1)", "[section [section ...]]"),
     Command::container("config", -2, CONFIG_SUBCOMMANDS).group(GROUP)
-        .doc("A container for server configuration commands.", "2.0.0", "Depends on subcommand.", ""),
+        .doc("A container for server configuration commands", "2.0.0", "Depends on subcommand.", ""),
 ];

@@ -5,6 +5,7 @@
 //! results the way Redis does (a fresh set filled member by member), so a result's order and
 //! encoding match Redis's whenever Redis's are deterministic.
 
+use super::keyspec::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use super::parse::{cursor, int, is, scan_args};
 use super::{
     err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, MOVABLEKEYS, READONLY, WRITE,
@@ -597,43 +598,56 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
 const SCAN_COMPLEXITY: &str = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..";
 
 /// SINTERCARD's keys: `numkeys` then the sets.
-fn sintercard_keys(args: Args) -> Option<Vec<usize>> {
-    super::keys_after_numkeys(args, 1)
+fn sintercard_keys(args: Args) -> Vec<usize> {
+    super::keyspec::keys_after_numkeys(args, 1, None)
 }
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("sadd", sadd, -3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("sadd", sadd, -3, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .doc("Add one or more members to a set", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "key member [member ...]"),
-    Command::new("srem", srem, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("srem", srem, -3, WRITE | FAST).key(1, RW | DELETE).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .doc("Remove one or more members from a set", "1.0.0", "O(N) where N is the number of members to be removed.", "key member [member ...]"),
-    Command::new("smembers", smembers, 2, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("smembers", smembers, 2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Get all the members in a set", "1.0.0", "O(N) where N is the set cardinality.", "key"),
-    Command::new("sismember", sismember, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("sismember", sismember, 3, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Determine if a given value is a member of a set", "1.0.0", "O(1)", "key member"),
-    Command::new("smismember", smismember, -3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("smismember", smismember, -3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Returns the membership associated with the given elements for a set", "6.2.0", "O(N) where N is the number of elements being checked for membership", "key member [member ...]"),
-    Command::new("scard", scard, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("scard", scard, 2, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Get the number of members in a set", "1.0.0", "O(1)", "key"),
-    Command::new("spop", spop, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("spop", spop, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("3.2.0", "Added the `count` argument.")])
+        .arg_since(&[("count", "3.2.0")])
+        .tips(&["nondeterministic_output"])
         .doc("Remove and return one or multiple random members from a set", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", "key [count:integer]"),
-    Command::new("srandmember", srandmember, -2, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("srandmember", srandmember, -2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .history(&[("2.6.0", "Added the optional `count` argument.")])
+        .arg_since(&[("count", "2.6.0")])
+        .tips(&["nondeterministic_output"])
         .doc("Get one or multiple random members from a set", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", "key [count:integer]"),
-    Command::new("smove", smove, 4, WRITE | FAST).keys(1, 2, 1).group(GROUP)
+    Command::new("smove", smove, 4, WRITE | FAST).key(1, RW | ACCESS | DELETE).key(2, RW | INSERT).group(GROUP)
         .doc("Move a member from one set to another", "1.0.0", "O(1)", "source:key destination:key member"),
-    Command::new("sinter", sinter, -2, READONLY).keys(1, -1, 1).group(GROUP)
+    Command::new("sinter", sinter, -2, READONLY).key_range(1, -1, 1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Intersect multiple sets", "1.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", "key [key ...]"),
-    Command::new("sinterstore", sinterstore, -3, WRITE | DENYOOM).keys(1, -1, 1).group(GROUP)
+    Command::new("sinterstore", sinterstore, -3, WRITE | DENYOOM).key(1, RW | UPDATE).key_range(2, -1, 1, RO | ACCESS).group(GROUP)
         .doc("Intersect multiple sets and store the resulting set in a key", "1.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", "destination:key key [key ...]"),
-    Command::new("sintercard", sintercard, -3, READONLY | MOVABLEKEYS).key_finder(sintercard_keys).group(GROUP)
+    Command::new("sintercard", sintercard, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(sintercard_keys).group(GROUP)
         .doc("Intersect multiple sets and return the cardinality of the result", "7.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", "numkeys:integer key [key ...] [LIMIT limit:integer]"),
-    Command::new("sunion", sunion, -2, READONLY).keys(1, -1, 1).group(GROUP)
+    Command::new("sunion", sunion, -2, READONLY).key_range(1, -1, 1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Add multiple sets", "1.0.0", "O(N) where N is the total number of elements in all given sets.", "key [key ...]"),
-    Command::new("sunionstore", sunionstore, -3, WRITE | DENYOOM).keys(1, -1, 1).group(GROUP)
+    Command::new("sunionstore", sunionstore, -3, WRITE | DENYOOM).key(1, OW | UPDATE).key_range(2, -1, 1, RO | ACCESS).group(GROUP)
         .doc("Add multiple sets and store the resulting set in a key", "1.0.0", "O(N) where N is the total number of elements in all given sets.", "destination:key key [key ...]"),
-    Command::new("sdiff", sdiff, -2, READONLY).keys(1, -1, 1).group(GROUP)
+    Command::new("sdiff", sdiff, -2, READONLY).key_range(1, -1, 1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output_order"])
         .doc("Subtract multiple sets", "1.0.0", "O(N) where N is the total number of elements in all given sets.", "key [key ...]"),
-    Command::new("sdiffstore", sdiffstore, -3, WRITE | DENYOOM).keys(1, -1, 1).group(GROUP)
+    Command::new("sdiffstore", sdiffstore, -3, WRITE | DENYOOM).key(1, OW | UPDATE).key_range(2, -1, 1, RO | ACCESS).group(GROUP)
         .doc("Subtract multiple sets and store the resulting set in a key", "1.0.0", "O(N) where N is the total number of elements in all given sets.", "destination:key key [key ...]"),
-    Command::new("sscan", sscan, -3, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("sscan", sscan, -3, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output"])
         .doc("Incrementally iterate Set elements", "2.8.0", SCAN_COMPLEXITY, "key cursor:integer [MATCH pattern] [COUNT count:integer]"),
 ];

@@ -1,5 +1,6 @@
 //! Strings (Redis's t_string.c): GET, SET and its variants, counters, ranges, APPEND.
 
+use super::keyspec::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::parse::{int, is};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{Reply, NOT_INT, OVERFLOW, SYNTAX, WRONGTYPE};
@@ -560,48 +561,57 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("get", get, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the string value of a key.", "1.0.0", "O(1)", "key"),
-    Command::new("set", set, -3, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)",
-            "key value [NX | XX] [GET] [EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | KEEPTTL]"),
-    Command::new("setnx", setnx, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)", "key value"),
-    Command::new("setex", setex, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)", "key seconds:integer value"),
-    Command::new("psetex", setex, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)", "key milliseconds:integer value"),
-    Command::new("getset", getset, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)", "key value"),
-    Command::new("getdel", getdel, 2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the string value of a key after deleting the key.", "6.2.0", "O(1)", "key"),
-    Command::new("getex", getex, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the string value of a key after setting its expiration time.", "6.2.0", "O(1)",
-            "key [EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | PERSIST]"),
-    Command::new("mget", mget, -2, READONLY | FAST).keys(1, -1, 1).group(GROUP)
-        .doc("Atomically returns the string values of one or more keys.", "1.0.0", "O(N) where N is the number of keys to retrieve.", "key [key ...]"),
-    Command::new("mset", mset, -3, WRITE | DENYOOM).keys(1, -1, 2).group(GROUP)
-        .doc("Atomically creates or modifies the string values of one or more keys.", "1.0.1", "O(N) where N is the number of keys to set.", "key value [key value ...]"),
-    Command::new("msetnx", mset, -3, WRITE | DENYOOM).keys(1, -1, 2).group(GROUP)
-        .doc("Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", "O(N) where N is the number of keys to set.", "key value [key value ...]"),
-    Command::new("incr", incr, 2, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key"),
-    Command::new("decr", incr, 2, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key"),
-    Command::new("incrby", incrby, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key increment:integer"),
-    Command::new("decrby", incrby, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)", "key decrement:integer"),
-    Command::new("incrbyfloat", incrbyfloat, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)", "key increment:double"),
-    Command::new("append", append, 3, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", "key value"),
-    Command::new("strlen", strlen, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
-        .doc("Returns the length of a string value.", "2.2.0", "O(1)", "key"),
-    Command::new("getrange", getrange, 4, READONLY).keys(1, 1, 1).group(GROUP)
-        .doc("Returns a substring of the string stored at a key.", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
-    Command::new("substr", getrange, 4, READONLY).keys(1, 1, 1).group(GROUP)
-        .doc("Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
-    Command::new("setrange", setrange, 4, WRITE | DENYOOM).keys(1, 1, 1).group(GROUP)
-        .doc("Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "key offset:integer value"),
+    Command::new("get", get, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
+        .doc("Get the value of a key", "1.0.0", "O(1)", "key"),
+    Command::new("set", set, -3, WRITE | DENYOOM).key(1, RW | ACCESS | UPDATE | VARIABLE_FLAGS).group(GROUP)
+        .history(&[("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."), ("6.0.0", "Added the `KEEPTTL` option."), ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."), ("7.0.0", "Allowed the `NX` and `GET` options to be used together.")])
+        .arg_since(&[("condition", "2.6.12"), ("get", "6.2.0"), ("seconds", "2.6.12"), ("milliseconds", "2.6.12"), ("unix-time-seconds", "6.2.0"), ("unix-time-milliseconds", "6.2.0"), ("keepttl", "6.0.0")])
+        .key_notes("RW and ACCESS due to the optional `GET` argument")
+        .doc("Set the string value of a key", "1.0.0", "O(1)",
+            "key value [condition:(NX | XX)] [GET] [expiration:(EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | KEEPTTL)]"),
+    Command::new("setnx", setnx, 3, WRITE | DENYOOM | FAST).key(1, OW | INSERT).group(GROUP)
+        .doc("Set the value of a key, only if the key does not exist", "1.0.0", "O(1)", "key value"),
+    Command::new("setex", setex, 4, WRITE | DENYOOM).key(1, OW | UPDATE).group(GROUP)
+        .doc("Set the value and expiration of a key", "2.0.0", "O(1)", "key seconds:integer value"),
+    Command::new("psetex", setex, 4, WRITE | DENYOOM).key(1, OW | UPDATE).group(GROUP)
+        .doc("Set the value and expiration in milliseconds of a key", "2.6.0", "O(1)", "key milliseconds:integer value"),
+    Command::new("getset", getset, 3, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .deprecated("6.2.0", "`SET` with the `!GET` argument")
+        .doc("Set the string value of a key and return its old value", "1.0.0", "O(1)", "key value"),
+    Command::new("getdel", getdel, 2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
+        .doc("Get the value of a key and delete the key", "6.2.0", "O(1)", "key"),
+    Command::new("getex", getex, -2, WRITE | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .key_notes("RW and UPDATE because it changes the TTL")
+        .doc("Get the value of a key and optionally set its expiration", "6.2.0", "O(1)",
+            "key [expiration:(EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | PERSIST)]"),
+    Command::new("mget", mget, -2, READONLY | FAST).key_range(1, -1, 1, RO | ACCESS).group(GROUP)
+        .tips(&["request_policy:multi_shard"])
+        .doc("Get the values of all the given keys", "1.0.0", "O(N) where N is the number of keys to retrieve.", "key [key ...]"),
+    Command::new("mset", mset, -3, WRITE | DENYOOM).key_range(1, -1, 2, OW | UPDATE).group(GROUP)
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+        .doc("Set multiple keys to multiple values", "1.0.1", "O(N) where N is the number of keys to set.", "key value [key value ...]"),
+    Command::new("msetnx", mset, -3, WRITE | DENYOOM).key_range(1, -1, 2, OW | INSERT).group(GROUP)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
+        .doc("Set multiple keys to multiple values, only if none of the keys exist", "1.0.1", "O(N) where N is the number of keys to set.", "key value [key value ...]"),
+    Command::new("incr", incr, 2, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .doc("Increment the integer value of a key by one", "1.0.0", "O(1)", "key"),
+    Command::new("decr", incr, 2, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .doc("Decrement the integer value of a key by one", "1.0.0", "O(1)", "key"),
+    Command::new("incrby", incrby, 3, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .doc("Increment the integer value of a key by the given amount", "1.0.0", "O(1)", "key increment:integer"),
+    Command::new("decrby", incrby, 3, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .doc("Decrement the integer value of a key by the given number", "1.0.0", "O(1)", "key decrement:integer"),
+    Command::new("incrbyfloat", incrbyfloat, 3, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
+        .doc("Increment the float value of a key by the given amount", "2.6.0", "O(1)", "key increment:double"),
+    Command::new("append", append, 3, WRITE | DENYOOM | FAST).key(1, RW | INSERT).group(GROUP)
+        .doc("Append a value to a key", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", "key value"),
+    Command::new("strlen", strlen, 2, READONLY | FAST).key(1, RO).group(GROUP)
+        .doc("Get the length of the value stored in a key", "2.2.0", "O(1)", "key"),
+    Command::new("getrange", getrange, 4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .doc("Get a substring of the string stored at a key", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
+    Command::new("substr", getrange, 4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .deprecated("2.0.0", "`GETRANGE`")
+        .doc("Get a substring of the string stored at a key", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
+    Command::new("setrange", setrange, 4, WRITE | DENYOOM).key(1, RW | UPDATE).group(GROUP)
+        .doc("Overwrite part of a string at key starting at the specified offset", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "key offset:integer value"),
 ];

@@ -7,6 +7,7 @@
 //! (ZREMRANGEBY*), `setop_generic` (ZUNION[STORE], ZINTER[STORE], ZDIFF[STORE], ZINTERCARD) and
 //! `pop_generic` (ZPOPMIN, ZPOPMAX, ZMPOP, and through `bpop_generic` the blocking pops).
 
+use super::keyspec::{keys_after_numkeys, ACCESS, DELETE, OW, RO, RW, UPDATE};
 use std::collections::{HashMap, HashSet};
 
 use super::parse::{
@@ -14,8 +15,8 @@ use super::parse::{
     ScanArgs,
 };
 use super::{
-    keys_after_numkeys, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST,
-    MOVABLEKEYS, NOSCRIPT, READONLY, WRITE,
+    Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST, MOVABLEKEYS, NOSCRIPT,
+    READONLY, WRITE,
 };
 use crate::resp::reply::{Reply, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
@@ -907,25 +908,23 @@ fn bpop_generic(
 }
 
 /// ZMPOP's keys: `numkeys` is its first argument.
-fn zmpop_keys(args: Args) -> Option<Vec<usize>> {
-    keys_after_numkeys(args, 1)
+fn zmpop_keys(args: Args) -> Vec<usize> {
+    keys_after_numkeys(args, 1, None)
 }
 
 /// ZUNION/ZINTER/ZDIFF/ZINTERCARD's keys: `numkeys` then the inputs.
-fn inputs_keys(args: Args) -> Option<Vec<usize>> {
-    keys_after_numkeys(args, 1)
+fn inputs_keys(args: Args) -> Vec<usize> {
+    keys_after_numkeys(args, 1, None)
 }
 
-/// The *STORE forms' keys: the destination, then `numkeys` inputs.
-fn store_keys(args: Args) -> Option<Vec<usize>> {
-    let mut keys = keys_after_numkeys(args, 2)?;
-    keys.insert(0, 1);
-    Some(keys)
+/// The *STORE forms' keys: the `numkeys` inputs, then the destination (Redis's order here).
+fn store_keys(args: Args) -> Vec<usize> {
+    keys_after_numkeys(args, 2, Some(1))
 }
 
 /// BZMPOP's keys: `numkeys` follows the timeout.
-fn bzmpop_keys(args: Args) -> Option<Vec<usize>> {
-    keys_after_numkeys(args, 2)
+fn bzmpop_keys(args: Args) -> Vec<usize> {
+    keys_after_numkeys(args, 2, None)
 }
 
 /// An input of ZUNION/ZINTER/ZDIFF: a sorted set, or a plain set whose members score 1.
@@ -1392,91 +1391,108 @@ fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("zadd", zadd, -4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zadd", zadd, -4, WRITE | DENYOOM | FAST).key(1, RW | UPDATE).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")])
+        .arg_since(&[("condition", "3.0.2"), ("comparison", "6.2.0"), ("change", "3.0.2"), ("increment", "3.0.2")])
         .doc("Add one or more members to a sorted set, or update its score if it already exists", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-            "key [NX | XX] [GT | LT] [CH] [INCR] score:double member [score:double member ...]"),
-    Command::new("zincrby", zincrby, 4, WRITE | DENYOOM | FAST).keys(1, 1, 1).group(GROUP)
+            "key [condition:(NX | XX)] [comparison:(GT | LT)] [change:CH] [increment:INCR] score:double member [score:double member ...]"),
+    Command::new("zincrby", zincrby, 4, WRITE | DENYOOM | FAST).key(1, RW | ACCESS | UPDATE).group(GROUP)
         .doc("Increment the score of a member in a sorted set", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.", "key increment:integer member"),
-    Command::new("zscore", zscore, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zscore", zscore, 3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Get the score associated with the given member in a sorted set", "1.2.0", "O(1)", "key member"),
-    Command::new("zmscore", zmscore, -3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zmscore", zmscore, -3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Get the score associated with the given members in a sorted set", "6.2.0", "O(N) where N is the number of members being requested.", "key member [member ...]"),
-    Command::new("zcard", zcard, 2, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zcard", zcard, 2, READONLY | FAST).key(1, RO).group(GROUP)
         .doc("Get the number of members in a sorted set", "1.2.0", "O(1)", "key"),
-    Command::new("zcount", zcount, 4, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zcount", zcount, 4, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Count the members in a sorted set with scores within the given values", "2.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key min:double max:double"),
-    Command::new("zlexcount", zlexcount, 4, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zlexcount", zlexcount, 4, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Count the number of members in a sorted set between a given lexicographical range", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set.", "key min max"),
-    Command::new("zrange", zrange, -4, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("zrange", zrange, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")])
+        .arg_since(&[("sortby", "6.2.0"), ("rev", "6.2.0"), ("offset_count", "6.2.0")])
         .doc("Return a range of members in a sorted set", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
-            "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset:integer count:integer] [WITHSCORES]"),
-    Command::new("zrangestore", zrangestore, -5, WRITE | DENYOOM).keys(1, 2, 1).group(GROUP)
+            "key start stop [sortby:(BYSCORE | BYLEX)] [REV] [LIMIT offset:integer count:integer] [WITHSCORES]"),
+    Command::new("zrangestore", zrangestore, -5, WRITE | DENYOOM).key(1, OW | UPDATE).key(2, RO | ACCESS).group(GROUP)
         .doc("Store a range of members from sorted set into another key", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
-            "dst:key src:key min max [BYSCORE | BYLEX] [REV] [LIMIT offset:integer count:integer]"),
-    Command::new("zrevrange", zrevrange, -4, READONLY).keys(1, 1, 1).group(GROUP)
+            "dst:key src:key min max [sortby:(BYSCORE | BYLEX)] [REV] [LIMIT offset:integer count:integer]"),
+    Command::new("zrevrange", zrevrange, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` argument")
         .doc("Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "key start:integer stop:integer [WITHSCORES]"),
-    Command::new("zrangebyscore", zrangebyscore, -4, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("zrangebyscore", zrangebyscore, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .history(&[("2.0.0", "Added the `WITHSCORES` modifier.")])
+        .deprecated("6.2.0", "`ZRANGE` with the `BYSCORE` argument")
+        .arg_since(&[("withscores", "2.0.0")])
         .doc("Return a range of members in a sorted set, by score", "1.0.5", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
             "key min:double max:double [WITHSCORES] [LIMIT offset:integer count:integer]"),
-    Command::new("zrevrangebyscore", zrevrangebyscore, -4, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("zrevrangebyscore", zrevrangebyscore, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .history(&[("2.1.6", "`min` and `max` can be exclusive.")])
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYSCORE` arguments")
         .doc("Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
             "key max:double min:double [WITHSCORES] [LIMIT offset:integer count:integer]"),
-    Command::new("zrangebylex", zrangebylex, -4, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("zrangebylex", zrangebylex, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .deprecated("6.2.0", "`ZRANGE` with the `BYLEX` argument")
         .doc("Return a range of members in a sorted set, by lexicographical range", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
             "key min max [LIMIT offset:integer count:integer]"),
-    Command::new("zrevrangebylex", zrevrangebylex, -4, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("zrevrangebylex", zrevrangebylex, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments")
         .doc("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
             "key max min [LIMIT offset:integer count:integer]"),
-    Command::new("zrank", zrank, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zrank", zrank, 3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Determine the index of a member in a sorted set", "2.0.0", "O(log(N))", "key member"),
-    Command::new("zrevrank", zrevrank, 3, READONLY | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zrevrank", zrevrank, 3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", "O(log(N))", "key member"),
-    Command::new("zrem", zrem, -3, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zrem", zrem, -3, WRITE | FAST).key(1, RW | DELETE).group(GROUP)
+        .history(&[("2.4.0", "Accepts multiple elements.")])
         .doc("Remove one or more members from a sorted set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "key member [member ...]"),
-    Command::new("zremrangebyrank", zremrangebyrank, 4, WRITE).keys(1, 1, 1).group(GROUP)
+    Command::new("zremrangebyrank", zremrangebyrank, 4, WRITE).key(1, RW | DELETE).group(GROUP)
         .doc("Remove all members in a sorted set within the given indexes", "2.0.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key start:integer stop:integer"),
-    Command::new("zremrangebyscore", zremrangebyscore, 4, WRITE).keys(1, 1, 1).group(GROUP)
+    Command::new("zremrangebyscore", zremrangebyscore, 4, WRITE).key(1, RW | DELETE).group(GROUP)
         .doc("Remove all members in a sorted set within the given scores", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key min:double max:double"),
-    Command::new("zremrangebylex", zremrangebylex, 4, WRITE).keys(1, 1, 1).group(GROUP)
+    Command::new("zremrangebylex", zremrangebylex, 4, WRITE).key(1, RW | DELETE).group(GROUP)
         .doc("Remove all members in a sorted set between the given lexicographical range", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key min max"),
-    Command::new("zpopmin", zpopmin, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zpopmin", zpopmin, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
         .doc("Remove and return members with the lowest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
-    Command::new("zpopmax", zpopmax, -2, WRITE | FAST).keys(1, 1, 1).group(GROUP)
+    Command::new("zpopmax", zpopmax, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
         .doc("Remove and return members with the highest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
-    Command::new("zmpop", zmpop, -4, WRITE | MOVABLEKEYS).key_finder(zmpop_keys).group(GROUP)
+    Command::new("zmpop", zmpop, -4, WRITE | MOVABLEKEYS).key_num(1, RW | ACCESS | DELETE).key_finder(zmpop_keys).group(GROUP)
         .doc("Remove and return members with scores in a sorted set", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
-    Command::new("bzpopmin", bzpopmin, -3, WRITE | NOSCRIPT | BLOCKING | FAST).keys(1, -2, 1).group(GROUP)
+    Command::new("bzpopmin", bzpopmin, -3, WRITE | NOSCRIPT | BLOCKING | FAST).key_range(1, -2, 1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .doc("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key [key ...] timeout:double"),
-    Command::new("bzpopmax", bzpopmax, -3, WRITE | NOSCRIPT | BLOCKING | FAST).keys(1, -2, 1).group(GROUP)
+    Command::new("bzpopmax", bzpopmax, -3, WRITE | NOSCRIPT | BLOCKING | FAST).key_range(1, -2, 1, RW | ACCESS | DELETE).group(GROUP)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .doc("Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key [key ...] timeout:double"),
-    Command::new("bzmpop", bzmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_finder(bzmpop_keys).group(GROUP)
+    Command::new("bzmpop", bzmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_num(2, RW | ACCESS | DELETE).key_finder(bzmpop_keys).group(GROUP)
         .doc("Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "timeout:double numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
-    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
+    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).key(1, OW | UPDATE).key_num(2, RO | ACCESS).key_finder(store_keys).group(GROUP)
         .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
             "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
-    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
+    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).key(1, OW | UPDATE).key_num(2, RO | ACCESS).key_finder(store_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
             "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
-    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).keys(1, 1, 1).key_finder(store_keys).group(GROUP)
+    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).key(1, OW | UPDATE).key_num(2, RO | ACCESS).key_finder(store_keys).group(GROUP)
         .doc("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "destination:key numkeys:integer key [key ...]"),
-    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
+    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
         .doc("Add multiple sorted sets", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
             "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
-    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
+    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
             "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
-    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
+    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
         .doc("Subtract multiple sorted sets", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
             "numkeys:integer key [key ...] [WITHSCORES]"),
-    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).key_finder(inputs_keys).group(GROUP)
+    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
         .doc("Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
             "numkeys:integer key [key ...] [LIMIT limit:integer]"),
-    Command::new("zrandmember", zrandmember, -2, READONLY).keys(1, 1, 1).group(GROUP)
-        .doc("Get one or multiple random elements from a sorted set", "6.2.0", "O(N) where N is the number of elements returned", "key [count:integer [WITHSCORES]]"),
-    Command::new("zscan", zscan, -3, READONLY).keys(1, 1, 1).group(GROUP)
+    Command::new("zrandmember", zrandmember, -2, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output"])
+        .doc("Get one or multiple random elements from a sorted set", "6.2.0", "O(N) where N is the number of elements returned", "key [options:(count:integer [WITHSCORES])]"),
+    Command::new("zscan", zscan, -3, READONLY).key(1, RO | ACCESS).group(GROUP)
+        .tips(&["nondeterministic_output"])
         .doc("Incrementally iterate sorted sets elements and associated scores", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
             "key cursor:integer [MATCH pattern] [COUNT count:integer]"),
 ];
