@@ -358,6 +358,12 @@ fn blocking_immediate() {
         &[
             "BLPOP l -1",
             "BLPOP l abc",
+            // BLMPOP checks its other arguments before the timeout.
+            "BLMPOP abc 1 l LEFT COUNT 0",
+            "BLMPOP abc 0 l LEFT",
+            "BLMPOP abc 1 l MIDDLE",
+            "BLMPOP -1 1 l RIGHT COUNT 0",
+            "BLMPOP abc 1 l LEFT",
             "BLPOP l nan",
             "BLPOP l inf",
             "BLPOP l 1e30",

@@ -627,8 +627,9 @@ fn brpop(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]` — as LMPOP, blocking while every
 /// list is empty (a null array on timeout).
 fn blmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let timeout = parse::timeout(&args[1])?;
+    // Redis checks numkeys, LEFT|RIGHT and COUNT before the timeout.
     let m = mpop_args(args, 2)?;
+    let timeout = parse::timeout(&args[1])?;
     bpop_generic(
         ctx,
         args,
