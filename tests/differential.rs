@@ -302,6 +302,9 @@ fn keys_and_expiry() {
             "PEXPIRETIME d",
             "PEXPIREAT d 99999999999000",
             "EXPIRETIME d",
+            "PEXPIREAT d 9223372036854775807",
+            "EXPIRETIME d",
+            "PEXPIRETIME d",
             "EXPIRETIME missing",
             "SET e 1",
             "EXPIRETIME e",
@@ -376,6 +379,12 @@ fn keys_and_expiry() {
             "SWAPDB 0 16",
             "SWAPDB x 0",
             "SWAPDB 0 x",
+            // A database swapped with itself leaves its watchers' transactions alone.
+            "WATCH a",
+            "SWAPDB 0 0",
+            "MULTI",
+            "PING",
+            "EXEC",
         ],
         &[
             "SET a 1",

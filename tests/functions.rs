@@ -88,6 +88,8 @@ fn registry_commands_as_redis() {
         "~FUNCTION LIST",
         "~FUNCTION LIST WITHCODE",
         "FUNCTION LIST LIBRARYNAME o*",
+        "FUNCTION LIST LIBRARYNAME O*",
+        "FUNCTION LIST LIBRARYNAME ONE",
         "FUNCTION LIST withcode LIBRARYNAME one",
         "FUNCTION LIST LIBRARYNAME nothing",
         "FUNCTION LIST LIBRARYNAME",

@@ -81,7 +81,8 @@ fn function_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         .functions
         .iter()
         .filter(|l| {
-            pattern.is_none_or(|p| crate::store::glob::matches(p, l.name.as_bytes(), false))
+            // Redis 7.0 matches the pattern ignoring case.
+            pattern.is_none_or(|p| crate::store::glob::matches(p, l.name.as_bytes(), true))
         })
         .collect();
     let out = &mut *ctx.out;

@@ -376,7 +376,12 @@ fn ttl(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         (at - clock::now_ms()).max(0)
     };
-    ctx.out.int(if ms { t } else { (t + 500) / 1000 });
+    // Rounded to the nearest second without `t + 500`, which overflows at the largest expiry.
+    ctx.out.int(if ms {
+        t
+    } else {
+        t / 1000 + i64::from(t % 1000 >= 500)
+    });
     Ok(())
 }
 

@@ -79,8 +79,11 @@ fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
     if a < 0 || a >= n || b < 0 || b >= n {
         return Err(DB_INDEX.into());
     }
-    ctx.srv.dbs.swap(a as usize, b as usize);
-    ctx.signal_swapped(a as usize, b as usize);
+    // A database swapped with itself is unchanged: its watchers are not told (as Redis).
+    if a != b {
+        ctx.srv.dbs.swap(a as usize, b as usize);
+        ctx.signal_swapped(a as usize, b as usize);
+    }
     ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())
