@@ -4,6 +4,7 @@
 
 mod common;
 use common::{compare, goblin, redis, show, Raw};
+use std::time::Duration;
 
 #[test]
 fn strings() {
@@ -557,6 +558,20 @@ fn protocol_errors() {
         b"SET 'a'b c\r\n",
         b"*2\r\n$4\r\nPING\r\n:1\r\n",
     ];
+    // More than 64 KB without a line end: too big. An inline line that long is too big even when
+    // its end follows (Redis checks the length between reads; far past the limit, one always sees it).
+    let long = "1".repeat(100_000);
+    let too_big = [
+        format!("SET k {}\r\n", "1".repeat(300_000)),
+        format!("SET k {long}"),
+        format!("*{long}"),
+        format!("*1\r\n${long}"),
+    ];
+    let inputs: Vec<&[u8]> = inputs
+        .iter()
+        .copied()
+        .chain(too_big.iter().map(|s| s.as_bytes()))
+        .collect();
     let r = redis(&[]);
     let g = goblin(&[]);
     for input in inputs {
@@ -571,6 +586,31 @@ fn protocol_errors() {
             "goblin kept the connection open after {:?}",
             show(input)
         );
+    }
+    // A NUL byte hides the line end that follows it (Redis searches its buffer with `strchr`): no
+    // reply, the connection waits, until 64 KB without a visible end make the request too big.
+    for input in [
+        &b"PI\0NG\r\n"[..],
+        b"*1\0\r\n$4\r\nPING\r\n",
+        b"*1\r\n$4\0\r\nPING\r\n",
+    ] {
+        let mut rc = Raw::connect(r.port);
+        let mut gc = Raw::connect(g.port);
+        for c in [&mut rc, &mut gc] {
+            c.send(input);
+            c.send(b"PING\r\n");
+        }
+        assert!(waits(&rc) && waits(&gc), "input {:?}", show(input));
+        for c in [&mut rc, &mut gc] {
+            c.send(&[b'x'; 70_000]);
+        }
+        assert_eq!(
+            show(&rc.reply()),
+            show(&gc.reply()),
+            "input {:?}",
+            show(input)
+        );
+        assert!(gc.is_closed(), "input {:?}", show(input));
     }
     // Inline commands and empty requests are fine.
     for input in [
@@ -591,6 +631,15 @@ fn protocol_errors() {
             show(input)
         );
     }
+}
+
+/// True if nothing arrives on `c` within 200 ms and the connection stays open.
+fn waits(c: &Raw) -> bool {
+    c.s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let silent = c.s.peek(&mut [0u8; 64]).is_err();
+    c.s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    silent
 }
 
 /// COMMAND GETKEYS for the commands whose keys follow a `numkeys` argument.

@@ -316,6 +316,24 @@ fn watch() {
             &["SET t v PX 50 ;; DEBUG SLEEP 0.1 ;; WATCH t ;; FLUSHDB ;; MULTI ;; EXEC"],
             &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; FLUSHDB ;; MULTI ;; EXEC"],
             &["SET t v PX 100 ;; WATCH t ;; DEBUG SLEEP 0.2 ;; GET t ;; MULTI ;; EXEC"],
+            // Reclaimed by the active expiry cycle (DBSIZE 0 shows it ran): a change if the key was
+            // live at WATCH time, none if it had already expired.
+            &[
+                "SET t v PX 30 ;; WATCH t",
+                "sleep 400",
+                "DBSIZE",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
+            &[
+                "SET t v PX 30 ;; DEBUG SLEEP 0.05 ;; WATCH t",
+                "sleep 400",
+                "DBSIZE",
+                "MULTI",
+                "PING",
+                "EXEC",
+            ],
             // The transaction itself changing a watched key is fine.
             &["WATCH k", "MULTI", "SET k 1", "EXEC", "GET k"],
         ],

@@ -8,7 +8,7 @@
 //! Parsing is incremental: a command split across reads resumes where it stopped, so a 512 MB bulk or
 //! a million-argument command is scanned once, not once per read.
 
-use memchr::memchr;
+use memchr::memchr2;
 
 use crate::util::parse_i64;
 
@@ -16,17 +16,19 @@ use crate::util::parse_i64;
 pub const PROTO_INLINE_MAX_SIZE: usize = 64 * 1024;
 
 /// The index of the first `\r` at or after `from`: a byte loop over the few bytes of the length
-/// lines every request is made of (cheaper than a vector search's set-up), memchr past them.
+/// lines every request is made of (cheaper than a vector search's set-up), memchr past them. A NUL
+/// byte first means no line end yet, as Redis's `strchr` on its query buffer sees it.
 fn line_end(q: &[u8], from: usize) -> Option<usize> {
     const SHORT: usize = 16;
     let short = &q[from..q.len().min(from + SHORT)];
-    if let Some(i) = short.iter().position(|&c| c == b'\r') {
-        return Some(from + i);
+    if let Some(i) = short.iter().position(|&c| c == b'\r' || c == 0) {
+        return (short[i] == b'\r').then_some(from + i);
     }
     if short.len() < SHORT {
         return None;
     }
-    memchr(b'\r', &q[from + SHORT..]).map(|i| i + from + SHORT)
+    let i = memchr2(b'\r', 0, &q[from + SHORT..])? + from + SHORT;
+    (q[i] == b'\r').then_some(i)
 }
 
 /// `<marker><digits>\r` at `pos` with 1 to 9 digits and no leading zero, and the two bytes after
@@ -253,7 +255,12 @@ impl Parser {
 
     /// `None` for an empty line.
     fn inline_command(&mut self, q: &[u8]) -> Option<Parsed> {
-        let Some(nl) = memchr(b'\n', &q[self.pos..]).map(|i| i + self.pos) else {
+        // As Redis's `strchr`, a NUL byte before the newline hides it: the line is not complete.
+        let nl = memchr2(b'\n', 0, &q[self.pos..])
+            .map(|i| i + self.pos)
+            .filter(|&i| q[i] == b'\n');
+        // Redis finds a line longer than the limit too big once it has read that much of it.
+        let Some(nl) = nl.filter(|nl| nl - self.pos <= PROTO_INLINE_MAX_SIZE) else {
             if q.len() - self.pos > PROTO_INLINE_MAX_SIZE {
                 return Some(err("too big inline request"));
             }

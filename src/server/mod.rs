@@ -686,8 +686,14 @@ impl<'a> Io<'a> {
         let start = clock::monotonic_us();
         let deadline = start + budget_us;
         let (mut sampled, mut expired) = (0, 0);
-        for db in &mut self.state.dbs {
-            let run = db.active_expire_cycle(per_round, deadline);
+        let watching = !self.state.key_events.is_empty();
+        let mut gone = Vec::new();
+        for (i, db) in self.state.dbs.iter_mut().enumerate() {
+            let run = db.active_expire_cycle(per_round, deadline, |key| {
+                if watching {
+                    gone.push((i, key.to_vec()));
+                }
+            });
             sampled += run.sampled;
             expired += run.expired;
             if clock::monotonic_us() >= deadline {
@@ -700,6 +706,14 @@ impl<'a> Io<'a> {
             s.expired_stale_perc = perc * 0.05 + s.expired_stale_perc * 0.95;
         }
         self.state.stats.expire_cycle_cpu_ms += (clock::monotonic_us() - start) / 1000;
+        // As Redis's active expiry, a reclaimed key is a change for its watchers.
+        for (db, key) in gone {
+            for &c in self.state.key_events.modified(db, &key) {
+                if let Some(client) = self.clients.get_mut(c) {
+                    crate::cmd::multi::touch(client, db, &key, false);
+                }
+            }
+        }
     }
 
     /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as

@@ -263,8 +263,14 @@ impl Db {
     }
 
     /// One pass of active expiry over this database: sample up to `per_round` keys with a TTL, delete
-    /// the expired ones, and repeat while more than a quarter of a sample was expired and time remains.
-    pub fn active_expire_cycle(&mut self, per_round: usize, deadline_us: u64) -> ExpireRun {
+    /// the expired ones (each passed to `on_expired` once gone), and repeat while more than a quarter
+    /// of a sample was expired and time remains.
+    pub fn active_expire_cycle(
+        &mut self,
+        per_round: usize,
+        deadline_us: u64,
+        mut on_expired: impl FnMut(&[u8]),
+    ) -> ExpireRun {
         let mut run = ExpireRun {
             sampled: 0,
             expired: 0,
@@ -288,6 +294,7 @@ impl Db {
                     let key = self.dict.key_at(slot).to_vec();
                     self.remove(&key);
                     note_expired(self, &key);
+                    on_expired(&key);
                     expired += 1;
                 }
             }
