@@ -184,6 +184,8 @@ pub struct Directive {
     pub mutable: bool,
     /// Refuses values that ask for features this build doesn't have, after the value is parsed.
     pub supported: Option<Check>,
+    /// Brings a parsed value into the range the server uses (Redis's apply function).
+    pub adjust: Option<fn(&mut Config)>,
 }
 
 const fn d(name: &'static str, kind: Kind) -> Directive {
@@ -193,6 +195,7 @@ const fn d(name: &'static str, kind: Kind) -> Directive {
         kind,
         mutable: true,
         supported: None,
+        adjust: None,
     }
 }
 
@@ -207,6 +210,10 @@ impl Directive {
     }
     const fn check(mut self, c: Check) -> Self {
         self.supported = Some(c);
+        self
+    }
+    const fn adjust(mut self, f: fn(&mut Config)) -> Self {
+        self.adjust = Some(f);
         self
     }
 }
@@ -231,7 +238,7 @@ const fn mem(field: fn(&mut Config) -> &mut i64, min: i64, max: i64) -> Kind {
     }
 }
 
-const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning", "nothing"];
+const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
 const POLICIES: &[&str] = &[
     "volatile-lru",
     "volatile-lfu",
@@ -244,8 +251,8 @@ const POLICIES: &[&str] = &[
 ];
 
 pub static DIRECTIVES: &[Directive] = &[
-    d("bind", Kind::Special { get: |c| c.bind.join(" "), set: set_bind }).immutable(),
-    d("port", int(|c| &mut c.port, 0, 65535)).immutable(),
+    d("bind", Kind::Special { get: |c| c.bind.join(" "), set: set_bind }),
+    d("port", int(|c| &mut c.port, 0, 65535)),
     d("tcp-backlog", int(|c| &mut c.tcp_backlog, 0, i32::MAX as i64)).immutable(),
     d("unixsocket", Kind::Str(|c| &mut c.unixsocket)).immutable(),
     d("unixsocketperm", Kind::Int { field: |c| &mut c.unixsocketperm, min: 0, max: 0o777, memory: false, octal: true }).immutable(),
@@ -264,7 +271,8 @@ pub static DIRECTIVES: &[Directive] = &[
     d("save", Kind::Special { get: |c| c.save.clone(), set: set_save }),
     d("dbfilename", Kind::Str(|c| &mut c.dbfilename))
         .check(|c| if c.dbfilename.contains('/') { Err("dbfilename can't be a path, just a filename".into()) } else { Ok(()) }),
-    d("dir", Kind::Special { get: |c| c.dir.clone(), set: set_dir }),
+    // Redis shows the working directory, which `dir` sets.
+    d("dir", Kind::Special { get: |_| std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(), set: set_dir }),
     // AOF (persist/aof.rs). CONFIG SET appendonly starts or stops it (cmd/server.rs).
     d("appendonly", Kind::Bool(|c| &mut c.appendonly)),
     d("appendfilename", Kind::Str(|c| &mut c.appendfilename)).immutable()
@@ -287,7 +295,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("maxmemory-policy", Kind::Enum(|c| &mut c.maxmemory_policy, POLICIES)),
     d("proto-max-bulk-len", mem(|c| &mut c.proto_max_bulk_len, 1024 * 1024, i64::MAX)),
     d("client-query-buffer-limit", mem(|c| &mut c.client_query_buffer_limit, 1024 * 1024, i64::MAX)),
-    d("hz", int(|c| &mut c.hz, 0, i32::MAX as i64)),
+    d("hz", int(|c| &mut c.hz, 0, i32::MAX as i64)).adjust(|c| c.hz = c.hz.clamp(1, 500)),
     d("active-expire-effort", int(|c| &mut c.active_expire_effort, 1, 10)),
     d("busy-reply-threshold", int(|c| &mut c.busy_reply_threshold, 0, i64::MAX)).alias("lua-time-limit"),
     d("lazyfree-lazy-eviction", Kind::Bool(|c| &mut c.lazyfree_lazy_eviction)),
@@ -498,6 +506,9 @@ impl Directive {
             }
             Kind::Str(f) => *f(c) = single()?.clone(),
             Kind::Special { set, .. } => set(c, args)?,
+        }
+        if let Some(adjust) = self.adjust {
+            adjust(c);
         }
         match self.supported {
             Some(check) => check(c),

@@ -26,8 +26,7 @@ fn level_rank(name: &str) -> u8 {
         "debug" => 0,
         "verbose" => 1,
         "notice" => 2,
-        "warning" => 3,
-        _ => 4, // "nothing"
+        _ => 3, // "warning"
     }
 }
 

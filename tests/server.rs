@@ -695,6 +695,55 @@ fn config_set_is_all_or_nothing() {
     assert!(c.cmd_str("CONFIG GET *").len() > 500);
 }
 
+/// CONFIG SET port moves the listener (connected clients stay); a port already taken is refused
+/// with Redis's words, and the server keeps listening where it was. `dir` shows the working directory.
+#[test]
+fn config_set_port_and_bind_move_the_listener() {
+    let g = goblin(&[]);
+    let r = common::redis(&[]);
+    let mut c = g.raw();
+    let moved = common::free_port();
+    assert_eq!(c.cmd_str(&format!("CONFIG SET port {moved}")), b"+OK\r\n");
+    assert_eq!(Raw::connect(moved).cmd_str("PING"), b"+PONG\r\n");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", g.port)).is_err());
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    let info = String::from_utf8(c.cmd_str("INFO server")).unwrap();
+    assert!(info.contains(&format!("tcp_port:{moved}\r\n")), "{info}");
+    // A port another socket holds: Redis's error on both servers, and nothing moves.
+    let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let busy = format!("CONFIG SET port {}", taken.local_addr().unwrap().port());
+    let want = r.raw().cmd_str(&busy);
+    assert_eq!(
+        show(&want),
+        show(b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n")
+    );
+    assert_eq!(show(&c.cmd_str(&busy)), show(&want));
+    assert_eq!(
+        c.cmd_str("CONFIG GET port"),
+        format!("*2\r\n$4\r\nport\r\n$5\r\n{moved}\r\n").into_bytes()
+    );
+    assert_eq!(Raw::connect(moved).cmd_str("PING"), b"+PONG\r\n");
+    // bind: only the loopback address, then an address this host doesn't have.
+    assert_eq!(c.cmd_str("CONFIG SET bind 127.0.0.1"), b"+OK\r\n");
+    assert_eq!(Raw::connect(moved).cmd_str("PING"), b"+PONG\r\n");
+    assert_eq!(
+        show(&c.cmd_str("CONFIG SET bind 192.0.2.1")),
+        show(b"-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n")
+    );
+    assert_eq!(Raw::connect(moved).cmd_str("PING"), b"+PONG\r\n");
+    assert_eq!(
+        c.cmd_str("CONFIG GET bind"),
+        b"*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.1\r\n"
+    );
+    let dir = c.cmd_str("CONFIG GET dir");
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", g.pid())).unwrap();
+    let cwd = cwd.display().to_string();
+    assert_eq!(
+        show(&dir),
+        show(format!("*2\r\n$3\r\ndir\r\n${}\r\n{cwd}\r\n", cwd.len()).as_bytes())
+    );
+}
+
 #[test]
 fn client_no_touch_keeps_idle_time() {
     let g = goblin(&["--enable-debug-command", "yes"]);

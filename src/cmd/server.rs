@@ -679,6 +679,27 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             )));
         }
     }
+    let old = &ctx.srv.config;
+    if next.port != old.port || next.bind != old.bind {
+        let (arg, msg) = if next.port != old.port {
+            ("port", "Unable to listen on this port. Check server logs.")
+        } else {
+            ("bind", "Failed to bind to specified addresses.")
+        };
+        let rebound = match ctx.reactor.as_deref_mut() {
+            Some(r) => r.rebind_tcp(&next, old).ok(),
+            None => None,
+        };
+        let Some(port) = rebound else {
+            if let Some(dir) = old_dir {
+                let _ = std::env::set_current_dir(dir);
+            }
+            return Err(err(format!(
+                "CONFIG SET failed (possibly related to argument '{arg}') - {msg}"
+            )));
+        };
+        ctx.srv.tcp_port = port;
+    }
     if next.loglevel != ctx.srv.config.loglevel {
         crate::log::set_level(next.loglevel);
     }

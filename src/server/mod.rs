@@ -162,50 +162,101 @@ pub struct Io<'a> {
 
 const READ_CHUNK: usize = 16 * 1024;
 
+/// The TCP listening sockets of `bind` and `port` (none for port 0), and the port they listen on.
+fn listen_tcp(cfg: &Config) -> io::Result<(Vec<TcpListener>, u16)> {
+    let mut listeners = Vec::new();
+    let mut port = 0;
+    if cfg.port == 0 {
+        return Ok((listeners, port));
+    }
+    for b in &cfg.bind {
+        let (optional, host) = match b.strip_prefix('-') {
+            Some(h) => (true, h),
+            None => (false, b.as_str()),
+        };
+        let host = match host {
+            "*" => "0.0.0.0",
+            "::*" => "::",
+            h => h,
+        };
+        let addr: SocketAddr = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => SocketAddr::new(ip, cfg.port as u16),
+            Err(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("Invalid bind address '{host}'"),
+                ))
+            }
+        };
+        match TcpListener::bind(addr) {
+            Ok(l) => {
+                set_backlog(&l, cfg.tcp_backlog);
+                port = l.local_addr()?.port();
+                listeners.push(l);
+            }
+            Err(e) if optional => {
+                verbose!("Could not bind optional address {addr}: {e}");
+            }
+            Err(e) => {
+                warning!("Warning: Could not create server TCP listening socket {addr}: {e}");
+                return Err(e);
+            }
+        }
+    }
+    Ok((listeners, port))
+}
+
+/// Registers every listener with the poller under its index's token.
+fn register_listeners(poll: &Poll, listeners: &mut [Listener]) -> io::Result<()> {
+    for (i, l) in listeners.iter_mut().enumerate() {
+        let token = Token(LISTENER_BASE + i);
+        match l {
+            Listener::Tcp(t) => poll.registry().register(t, token, Interest::READABLE)?,
+            Listener::Unix(u) => poll.registry().register(u, token, Interest::READABLE)?,
+        }
+    }
+    Ok(())
+}
+
+impl Reactor {
+    /// CONFIG SET port/bind (Redis's `changeListenPort`/`applyBind`): closes the TCP listeners and
+    /// listens as `new` says; if that fails, listens as `old` said again and returns the error.
+    /// Connected clients stay. Ok: the port now listened on.
+    pub fn rebind_tcp(&mut self, new: &Config, old: &Config) -> io::Result<u16> {
+        let registry = self.poll.registry();
+        for l in &mut self.listeners {
+            match l {
+                Listener::Tcp(t) => registry.deregister(t)?,
+                Listener::Unix(u) => registry.deregister(u)?,
+            }
+        }
+        // Closed before binding anew: the same address may be asked for again.
+        self.listeners.retain(|l| matches!(l, Listener::Unix(_)));
+        let (tcp, outcome) = match listen_tcp(new) {
+            Ok((tcp, port)) => (tcp, Ok(port)),
+            Err(e) => match listen_tcp(old) {
+                Ok((tcp, _)) => (tcp, Err(e)),
+                Err(again) => {
+                    warning!("Failed to listen again on the previous addresses: {again}");
+                    (Vec::new(), Err(e))
+                }
+            },
+        };
+        let unix = std::mem::take(&mut self.listeners);
+        self.listeners = tcp.into_iter().map(Listener::Tcp).chain(unix).collect();
+        register_listeners(&self.poll, &mut self.listeners)?;
+        outcome
+    }
+}
+
 impl Server {
     pub fn new(state: State) -> io::Result<Server> {
         let poll = Poll::new()?;
-        let mut listeners = Vec::new();
         let mut state = state;
+        let (tcp, port) = listen_tcp(&state.config)?;
+        state.tcp_port = port;
+        let mut listeners: Vec<Listener> = tcp.into_iter().map(Listener::Tcp).collect();
         let cfg = &state.config;
-        if cfg.port != 0 {
-            for b in &cfg.bind {
-                let (optional, host) = match b.strip_prefix('-') {
-                    Some(h) => (true, h),
-                    None => (false, b.as_str()),
-                };
-                let host = match host {
-                    "*" => "0.0.0.0",
-                    "::*" => "::",
-                    h => h,
-                };
-                let addr: SocketAddr = match host.parse::<std::net::IpAddr>() {
-                    Ok(ip) => SocketAddr::new(ip, cfg.port as u16),
-                    Err(_) => {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidInput,
-                            format!("Invalid bind address '{host}'"),
-                        ))
-                    }
-                };
-                match TcpListener::bind(addr) {
-                    Ok(l) => {
-                        set_backlog(&l, cfg.tcp_backlog);
-                        state.tcp_port = l.local_addr()?.port();
-                        listeners.push(Listener::Tcp(l));
-                    }
-                    Err(e) if optional => {
-                        verbose!("Could not bind optional address {addr}: {e}");
-                    }
-                    Err(e) => {
-                        warning!(
-                            "Warning: Could not create server TCP listening socket {addr}: {e}"
-                        );
-                        return Err(e);
-                    }
-                }
-            }
-        }
         if !cfg.unixsocket.is_empty() {
             let _ = std::fs::remove_file(&cfg.unixsocket);
             let l = UnixListener::bind(&cfg.unixsocket)?;
@@ -224,13 +275,7 @@ impl Server {
                 "Configured to not listen anywhere, exiting.",
             ));
         }
-        for (i, l) in listeners.iter_mut().enumerate() {
-            let token = Token(LISTENER_BASE + i);
-            match l {
-                Listener::Tcp(t) => poll.registry().register(t, token, Interest::READABLE)?,
-                Listener::Unix(u) => poll.registry().register(u, token, Interest::READABLE)?,
-            }
-        }
+        register_listeners(&poll, &mut listeners)?;
         let mut signals = signals::SignalPipe::install()?;
         poll.registry()
             .register(signals.source(), SIGNAL_TOKEN, Interest::READABLE)?;
@@ -359,7 +404,11 @@ impl<'a> Io<'a> {
 
     fn accept(&mut self, which: usize) {
         loop {
-            let accepted = match &self.r.listeners[which] {
+            // An event may name a listener CONFIG SET port/bind has since closed.
+            let Some(listener) = self.r.listeners.get(which) else {
+                return;
+            };
+            let accepted = match listener {
                 Listener::Tcp(l) => l.accept().map(|(s, peer)| {
                     let laddr = s.local_addr().map(|a| a.to_string()).unwrap_or_default();
                     let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
