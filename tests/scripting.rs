@@ -128,6 +128,11 @@ fn errors_and_their_wording() {
         "EVAL \"return redis.call('GET', nil)\" 0",
         "EVAL \"return redis.pcall('nosuch')\" 0",
         "EVAL \"return redis.pcall('GET')\" 0",
+        // Argument errors too come back from pcall as an error table.
+        "EVAL \"return redis.pcall('GET', {})\" 0",
+        "EVAL \"return redis.pcall('GET', {}).err\" 0",
+        "EVAL \"return redis.pcall()\" 0",
+        "EVAL \"return redis.call('GET', {})\" 0",
         "EVAL \"error('x')\" 0",
         "EVAL \"error('x', 0)\" 0",
         "EVAL \"error({err='custom'})\" 0",

@@ -227,6 +227,11 @@ fn errors_and_pcall_as_redis() {
         "EVAL \"\n\nreturn redis.call('INCR', 's')\" 0",
         "EVAL \"return redis.pcall('nosuch')\" 0",
         "EVAL \"return redis.pcall('GET')\" 0",
+        // Argument errors too come back from pcall as an error table.
+        "EVAL \"return redis.pcall('GET', {})\" 0",
+        "EVAL \"return redis.pcall('GET', {}).err\" 0",
+        "EVAL \"return redis.pcall()\" 0",
+        "EVAL \"return redis.call('GET', {})\" 0",
         "EVAL \"local ok, e = pcall(redis.call, 'INCR', 's') return {tostring(ok), e}\" 0",
         "EVAL \"local ok, e = pcall(redis.call, 'INCR', 's') return redis.error_reply(e)\" 0",
         "EVAL \"return pcall(error, 'caught')\" 0",

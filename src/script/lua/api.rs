@@ -177,12 +177,18 @@ unsafe fn with_run<R>(f: impl FnOnce(&mut crate::script::Run) -> R) -> Option<R>
 
 /// Redis's `luaRedisGenericCommand`: arguments must be strings or numbers (numbers as `%.17g`).
 unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
+    // As Redis, redis.pcall returns these errors as an error table rather than raising them.
+    let refuse = |msg: &str| {
+        if raise_errors {
+            raise(l, msg)
+        } else {
+            push_error_table(l, format!("ERR {msg}").as_bytes());
+            1
+        }
+    };
     let argc = lua_gettop(l);
     if argc == 0 {
-        return raise(
-            l,
-            "Please specify at least one argument for this redis lib call",
-        );
+        return refuse("Please specify at least one argument for this redis lib call");
     }
     for i in 1..=argc {
         match lua_type(l, i) {
@@ -193,12 +199,7 @@ unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
                 lua_replace(l, i);
             }
             LUA_TSTRING => {}
-            _ => {
-                return raise(
-                    l,
-                    "Lua redis lib command arguments must be strings or integers",
-                )
-            }
+            _ => return refuse("Lua redis lib command arguments must be strings or integers"),
         }
     }
     let Some(run) = current() else {

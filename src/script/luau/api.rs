@@ -185,12 +185,17 @@ pub(super) unsafe extern "C-unwind" fn missing_global(l: *mut lua_State) -> c_in
 /// Redis's `luaRedisGenericCommand`: arguments must be strings or numbers (numbers as `%.17g`).
 unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
     unsafe {
+        // As Redis, redis.pcall returns these errors as an error table rather than raising them.
+        let refuse = |msg: &str| {
+            if raise_errors {
+                raise(l, msg)
+            }
+            push_error_table(l, format!("ERR {msg}").as_bytes(), None);
+            1
+        };
         let argc = ffi::lua_gettop(l);
         if argc == 0 {
-            raise(
-                l,
-                "Please specify at least one argument for this redis lib call",
-            );
+            return refuse("Please specify at least one argument for this redis lib call");
         }
         for i in 1..=argc {
             match ffi::lua_type(l, i) {
@@ -201,10 +206,7 @@ unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
                     ffi::lua_replace(l, i);
                 }
                 ffi::LUA_TSTRING => {}
-                _ => raise(
-                    l,
-                    "Lua redis lib command arguments must be strings or integers",
-                ),
+                _ => return refuse("Lua redis lib command arguments must be strings or integers"),
             }
         }
         let Some(run) = current() else {
