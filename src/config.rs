@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::resp::parser::split_args;
+use crate::server::notify;
 use crate::store::glob;
 
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -53,6 +54,8 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: i64,
     pub hz: i64,
+    /// Keyspace notification classes (`server::notify` flags).
+    pub notify_keyspace_events: u32,
     pub active_expire_effort: i64,
     pub busy_reply_threshold: i64,
     pub lazyfree_lazy_eviction: bool,
@@ -120,6 +123,7 @@ impl Default for Config {
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             hz: 10,
+            notify_keyspace_events: 0,
             active_expire_effort: 1,
             busy_reply_threshold: 5000,
             lazyfree_lazy_eviction: false,
@@ -296,6 +300,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("proto-max-bulk-len", mem(|c| &mut c.proto_max_bulk_len, 1024 * 1024, i64::MAX)),
     d("client-query-buffer-limit", mem(|c| &mut c.client_query_buffer_limit, 1024 * 1024, i64::MAX)),
     d("hz", int(|c| &mut c.hz, 0, i32::MAX as i64)).adjust(|c| c.hz = c.hz.clamp(1, 500)),
+    d("notify-keyspace-events", Kind::Special { get: |c| notify::flags_to_string(c.notify_keyspace_events), set: set_notify_keyspace_events }),
     d("active-expire-effort", int(|c| &mut c.active_expire_effort, 1, 10)),
     d("busy-reply-threshold", int(|c| &mut c.busy_reply_threshold, 0, i64::MAX)).alias("lua-time-limit"),
     d("lazyfree-lazy-eviction", Kind::Bool(|c| &mut c.lazyfree_lazy_eviction)),
@@ -332,6 +337,15 @@ fn set_bind(c: &mut Config, args: &[String]) -> Result<(), String> {
         return Err("Too many bind addresses specified.".into());
     }
     c.bind = args.to_vec();
+    Ok(())
+}
+
+fn set_notify_keyspace_events(c: &mut Config, args: &[String]) -> Result<(), String> {
+    let [classes] = args else {
+        return Err("wrong number of arguments".into());
+    };
+    c.notify_keyspace_events = notify::parse_flags(classes)
+        .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
     Ok(())
 }
 
@@ -724,7 +738,9 @@ pub fn rewrite(c: &mut Config, path: &PathBuf) -> Result<(), String> {
     }
     let mut appended = false;
     for d in DIRECTIVES {
-        if written.contains(&d.name) || d.get(c) == d.get(defaults) {
+        // `dir` shows the working directory whether or not it was set: a set one is kept.
+        let set_dir = d.name == "dir" && !c.dir.is_empty();
+        if written.contains(&d.name) || (d.get(c) == d.get(defaults) && !set_dir) {
             continue;
         }
         if !appended {

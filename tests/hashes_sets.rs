@@ -1314,3 +1314,388 @@ fn command_rows_match_redis() {
         assert_eq!(doc_fields(&got), doc_fields(&want), "COMMAND DOCS {name}");
     }
 }
+
+// Keyspace notifications: the events each hash and set command publishes, compared message for
+// message with Redis (`common::compare_events`). SPOP's and SRANDMEMBER's picks are random, so
+// their cases use single-member sets, counts covering the whole set, or a script that hides which
+// members were picked.
+
+/// Every hash write: its event (`hset` for HSET, HMSET and HSETNX), `del` after `hdel` when HDEL
+/// empties the hash, `new` before the first event of a created key, and nothing for no-ops and
+/// errors.
+const HASH_WRITE_EVENTS: &[&[&str]] = &[
+    &[
+        "HSET h a 1 b 2",
+        "HSET h a 1",
+        "HSET h a 9 c 3",
+        "HMSET h d 4",
+        "HMSET h2 x 1",
+        "HSET h a 1 b",
+        "SET str x",
+        "HSET str a 1",
+        "HMSET str a 1",
+    ],
+    &[
+        "HSETNX h a 1",
+        "HSETNX h a 2",
+        "HSETNX h b 2",
+        "SET str x",
+        "HSETNX str a 1",
+    ],
+    &[
+        "HDEL nokey a",
+        "HSET h a 1 b 2 c 3",
+        "HDEL h zz",
+        "HDEL h a",
+        "HDEL h zz b yy",
+        "HDEL h c",
+        "EXISTS h",
+        "HSET h a 1 b 2",
+        "HDEL h a b zz",
+        "SET str x",
+        "HDEL str a",
+    ],
+    &[
+        "HINCRBY h f 5",
+        "HINCRBY h f -2",
+        "HINCRBY h g 0",
+        "HINCRBY h f abc",
+        "HINCRBY nokey f abc",
+        "HSET h s hello m 9223372036854775807",
+        "HINCRBY h s 1",
+        "HINCRBY h m 1",
+        "SET str x",
+        "HINCRBY str f 1",
+    ],
+    &[
+        "HINCRBYFLOAT h f 1.5",
+        "HINCRBYFLOAT h f 0.25",
+        "HINCRBYFLOAT h f abc",
+        "HINCRBYFLOAT h f inf",
+        "HINCRBYFLOAT nokey f nan",
+        "HSET h s hello",
+        "HINCRBYFLOAT h s 1",
+        "HINCRBYFLOAT h big 1e4932",
+        "HINCRBYFLOAT h big 1e4932",
+        "SET str x",
+        "HINCRBYFLOAT str f 1",
+    ],
+];
+
+#[test]
+fn hash_write_events() {
+    for flags in ["KEA", "KEAn", "KEAnm", "Kh", "Eg", "En"] {
+        common::compare_events(flags, HASH_WRITE_EVENTS);
+    }
+}
+
+/// Every set write: SADD/SREM/SPOP/SMOVE and the STORE forms (`sinterstore`, `sunionstore`,
+/// `sdiffstore`, or `del` when an empty result deletes the destination).
+const SET_WRITE_EVENTS: &[&[&str]] = &[
+    &[
+        "SADD s a b",
+        "SADD s a",
+        "SADD s a c",
+        "SADD i 1 2 3",
+        "SET str x",
+        "SADD str a",
+    ],
+    &[
+        "SREM nokey a",
+        "SADD s a b c d",
+        "SREM s zz",
+        "SREM s a",
+        "SREM s zz b yy",
+        "SREM s c d zz",
+        "EXISTS s",
+        "SET str x",
+        "SREM str a",
+    ],
+    &[
+        "SPOP nokey",
+        "SPOP nokey 2",
+        "SADD s only",
+        "SPOP s",
+        "EXISTS s",
+        "SADD i 3 1 2",
+        "SPOP i 0",
+        "SPOP i -1",
+        "SPOP i 1 2",
+        "SPOP i 3",
+        "EXISTS i",
+        "SADD i 5 4",
+        "SPOP i 10",
+        "SADD s x",
+        "SPOP s 1",
+        "SET str x",
+        "SPOP str",
+        "SPOP str 1",
+        "SPOP str 0",
+    ],
+    // Pops that leave members behind, through a script so the random picks stay hidden.
+    &[
+        "SADD s a b c d e f g h i j",
+        "EVAL \"return #redis.call('spop', KEYS[1], ARGV[1])\" 1 s 2",
+        "EVAL \"return #redis.call('spop', KEYS[1], ARGV[1])\" 1 s 7",
+        "EVAL \"redis.call('spop', KEYS[1]) return redis.call('scard', KEYS[1])\" 1 s",
+        "SCARD s",
+    ],
+    &[
+        "SMOVE nokey d a",
+        "SET str x",
+        "SMOVE nokey str a",
+        "SMOVE str d a",
+        "SADD s a b c",
+        "SMOVE s str a",
+        "SMOVE s s a",
+        "SMOVE s s zz",
+        "SMOVE s d zz",
+        "SMOVE s d a",
+        "SADD d b",
+        "SMOVE s d b",
+        "SMOVE s d c",
+        "EXISTS s",
+        "SADD s c",
+        "SMOVE s d c",
+        "SCARD d",
+    ],
+    &[
+        "SADD a 1 2 3",
+        "SADD b 2 3 4",
+        "SADD c x",
+        "SINTERSTORE d a b",
+        "SINTERSTORE d a b",
+        "SINTERSTORE d a c",
+        "SINTERSTORE d a c",
+        "SET d x",
+        "SINTERSTORE d a nokey",
+        "SINTERSTORE d nokey",
+        "SET d x",
+        "SINTERSTORE d a b",
+        "TYPE d",
+        "SINTERSTORE d a str",
+        "SET str x",
+        "SINTERSTORE d a str",
+        "SINTERSTORE d nokey str",
+        "SINTERSTORE a a b",
+    ],
+    &[
+        "SADD a 1 2 3",
+        "SADD b 2 3 4",
+        "SUNIONSTORE d a b",
+        "SUNIONSTORE d nokey",
+        "SUNIONSTORE d nokey",
+        "SUNIONSTORE d a nokey",
+        "SET str x",
+        "SUNIONSTORE d a str",
+        "SUNIONSTORE str a",
+        "TYPE str",
+        "SUNIONSTORE a a b",
+    ],
+    &[
+        "SADD a 1 2 3",
+        "SADD b 2 3 4",
+        "SDIFFSTORE d a b",
+        "SDIFFSTORE d a a",
+        "SDIFFSTORE d a a",
+        "SDIFFSTORE d a nokey",
+        "SDIFFSTORE d nokey a",
+        "SET str x",
+        "SDIFFSTORE d a str",
+        "SDIFFSTORE d nokey str",
+        "SDIFFSTORE a a b",
+    ],
+];
+
+#[test]
+fn set_write_events() {
+    for flags in ["KEA", "KEAn", "KEAnm", "Ks", "Eg", "En"] {
+        common::compare_events(flags, SET_WRITE_EVENTS);
+    }
+}
+
+/// Reads publish only `keymiss` (with `m`), once per missing key looked up, and only once the
+/// arguments parsed; a key of another type is a hit. Writes look their keys up without `keymiss`,
+/// except the STORE forms' sources.
+#[test]
+fn hash_and_set_keymiss_events() {
+    let cases: &[&[&str]] = &[
+        &[
+            "HGET h a",
+            "HMGET h a b",
+            "HLEN h",
+            "HSTRLEN h a",
+            "HEXISTS h a",
+            "HGETALL h",
+            "HKEYS h",
+            "HVALS h",
+            "HSCAN h 0",
+            "HSCAN h x",
+            "HSCAN h 0 COUNT 0",
+            "HRANDFIELD h",
+            "HRANDFIELD h 2",
+            "HRANDFIELD h 0",
+            "HRANDFIELD h 2 WITHVALUES",
+            "HRANDFIELD h x",
+            "HRANDFIELD h 2 BAD",
+            "HSET h a 1",
+            "HGET h a",
+            "HGET h zz",
+            "HRANDFIELD h",
+            "HRANDFIELD h -3 WITHVALUES",
+            "SET str x",
+            "HGET str a",
+            "HGETALL str",
+            "HDEL nokey a",
+            "HINCRBY nokey2 a 1",
+        ],
+        &[
+            "SMEMBERS s",
+            "SISMEMBER s a",
+            "SMISMEMBER s a b",
+            "SCARD s",
+            "SRANDMEMBER s",
+            "SRANDMEMBER s 2",
+            "SRANDMEMBER s x",
+            "SSCAN s 0",
+            "SSCAN s x",
+            "SINTER s t",
+            "SINTERCARD 2 s t",
+            "SINTERCARD 2 s t LIMIT -1",
+            "SINTERCARD 3 s t",
+            "SUNION s t",
+            "SDIFF s t",
+            "SADD s a",
+            "SRANDMEMBER s",
+            "SRANDMEMBER s 5",
+            "SRANDMEMBER nokey -2",
+            "SRANDMEMBER t 2",
+            "SINTER s t s",
+            "SUNION t s u",
+            "SDIFF s t",
+            "SET str x",
+            "SINTER nokey str other",
+            "SUNION nokey str other",
+            "SMEMBERS str",
+            "SREM nokey a",
+            "SPOP nokey",
+            "SPOP nokey 2",
+            "SMOVE nokey s a",
+            "SMOVE s nokey2 a",
+            "SINTERSTORE d nokey s nokey3",
+            "SUNIONSTORE d nokey s",
+            "SDIFFSTORE d s nokey",
+        ],
+    ];
+    for flags in ["KEAm", "Km", "Em"] {
+        common::compare_events(flags, cases);
+    }
+}
+
+/// Keys whose time has passed: `expired` where the command looks them up, and a STORE form's
+/// destination that has expired but is still stored is deleted (`del`) by an empty result, as
+/// Redis's dbDelete does. The active expiry cycle is stopped so the commands find the keys first.
+#[test]
+fn hash_and_set_events_on_expired_keys() {
+    let cases: &[&[&str]] = &[
+        &[
+            "DEBUG SET-ACTIVE-EXPIRE 0",
+            "HSET h a 1",
+            "PEXPIRE h 1",
+            "SADD s a",
+            "PEXPIRE s 1",
+            "SADD s2 a",
+            "PEXPIRE s2 1",
+            "sleep 10",
+            "HGET h a",
+            "SISMEMBER s a",
+            "SADD s2 b",
+        ],
+        &[
+            "DEBUG SET-ACTIVE-EXPIRE 0",
+            "SADD src a",
+            "SADD d x",
+            "PEXPIRE d 1",
+            "SADD e x",
+            "PEXPIRE e 1",
+            "SADD m a",
+            "SADD mdst b",
+            "PEXPIRE mdst 1",
+            "sleep 10",
+            "SINTERSTORE d nokey",
+            "SUNIONSTORE e src",
+            "SMOVE m mdst a",
+        ],
+    ];
+    for flags in ["KEAnm", "KEA"] {
+        common::compare_events(flags, cases);
+    }
+}
+
+/// INFO keyspace_hits / keyspace_misses after each hash and set command: reads count, writes do
+/// not, except the STORE forms' sources and SPOP of the whole set (which Redis answers with a
+/// SUNION of the key).
+#[test]
+fn hash_and_set_keyspace_hits_and_misses() {
+    let commands = [
+        "HSET h a 1 b 2",
+        "HGET h a",
+        "HGET nokey a",
+        "HMGET h a b",
+        "HLEN h",
+        "HSTRLEN nokey a",
+        "HEXISTS h a",
+        "HGETALL nokey",
+        "HKEYS h",
+        "HVALS h",
+        "HSCAN h 0",
+        "HSCAN nokey x",
+        "HRANDFIELD nokey",
+        "HRANDFIELD h 0",
+        "HRANDFIELD h 10 WITHVALUES",
+        "HRANDFIELD h x",
+        "HSETNX h c 3",
+        "HDEL h c",
+        "HINCRBY h n 1",
+        "HINCRBYFLOAT h n 1",
+        "SET str x",
+        "HGET str a",
+        "SADD s 1 2 3",
+        "SADD t 3 4",
+        "SMEMBERS s",
+        "SISMEMBER nokey a",
+        "SMISMEMBER s 1 9",
+        "SCARD s",
+        "SRANDMEMBER nokey",
+        "SRANDMEMBER s 0",
+        "SRANDMEMBER s 10",
+        "SRANDMEMBER nokey -2",
+        "SRANDMEMBER t 2",
+        "SRANDMEMBER s x",
+        "SMEMBERS nokey",
+        "SSCAN s 0",
+        "SINTER s nokey t",
+        "SINTERCARD 2 s t",
+        "SUNION s t nokey",
+        "SDIFF nokey s",
+        "SINTER nokey str t",
+        "SINTERSTORE d s t nokey",
+        "SUNIONSTORE d s t",
+        "SDIFFSTORE d s t",
+        "SREM s 9",
+        "SMOVE s t 1",
+        "SMOVE nokey t 1",
+        "SPOP nokey",
+        "SPOP s 0",
+        "SADD one x",
+        "SPOP one",
+        "SPOP s 10",
+        "SADD one x",
+        "SPOP one 1",
+    ];
+    let mut case = Vec::new();
+    for c in commands {
+        case.extend([c, "?keyspace_hits", "?keyspace_misses"]);
+    }
+    compare(&[&case]);
+}

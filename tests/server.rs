@@ -660,8 +660,15 @@ fn config_file_include_rewrite_and_overrides() {
     );
     assert_eq!(c.cmd_str("SELECT 4"), b"-ERR DB index is out of range\r\n");
     assert_eq!(c.cmd_str("CONFIG SET hz 33 maxclients 50"), b"+OK\r\n");
+    let workdir = dir.canonicalize().unwrap();
+    let set_dir = format!("CONFIG SET dir {}", workdir.display());
+    assert_eq!(c.cmd_str(&set_dir), b"+OK\r\n");
     assert_eq!(c.cmd_str("CONFIG REWRITE"), b"+OK\r\n");
     let text = std::fs::read_to_string(&main).unwrap();
+    assert!(
+        text.contains(&format!("\ndir {}\n", workdir.display())),
+        "{text}"
+    );
     assert!(text.starts_with("# my settings\nhz 33\n"), "{text}");
     assert!(text.contains("maxclients 50"), "{text}");
     assert!(text.contains("timeout 7"), "{text}");

@@ -9,6 +9,7 @@ use super::parse::{float, int, is, text};
 use super::string::read_str;
 use super::{Args, CmdError, CmdResult, Command, Ctx, FAST, READONLY, WRITE};
 use crate::resp::reply::SYNTAX;
+use crate::server::notify::GENERIC;
 
 const GROUP: &str = "goblin";
 
@@ -25,6 +26,8 @@ fn cad(ctx: &mut Ctx, args: Args) -> CmdResult {
         db.remove(key);
         ctx.signal_modified(key);
         ctx.srv.dirty += 1;
+        // The scripted idiom's DEL.
+        ctx.notify(GENERIC, "del", key);
     }
     ctx.out.int(matches as i64);
     Ok(())

@@ -7,6 +7,7 @@ use super::keyspec::{ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use super::parse::{cursor, int, is, scan_args};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{Reply, NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE};
+use crate::server::notify::{GENERIC, HASH};
 use crate::store::glob;
 use crate::store::hash::{HashLimits, Pair};
 use crate::store::{Db, Entry, Hash, Value};
@@ -74,6 +75,8 @@ fn hset(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.int(created);
     }
     ctx.signal_modified(key);
+    // HMSET too publishes `hset`, as Redis.
+    ctx.notify(HASH, "hset", key);
     ctx.srv.dirty += (args.len() as u64 - 2) / 2;
     Ok(())
 }
@@ -95,6 +98,7 @@ fn hsetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
     hash_or_create(db, key)?.set(&args[2], &args[3], limits);
     ctx.out.int(1);
     ctx.signal_modified(key);
+    ctx.notify(HASH, "hset", key);
     ctx.srv.dirty += 1;
     Ok(())
 }
@@ -148,11 +152,16 @@ fn hdel(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         }
     }
-    if h.is_empty() {
+    let removed = h.is_empty();
+    if removed {
         db.remove(key);
     }
     if deleted > 0 {
         ctx.signal_modified(key);
+        ctx.notify(HASH, "hdel", key);
+        if removed {
+            ctx.notify(GENERIC, "del", key);
+        }
         ctx.srv.dirty += deleted;
     }
     ctx.out.int(deleted as i64);
@@ -237,6 +246,7 @@ fn hincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
     h.set(field, new.to_string().as_bytes(), limits);
     ctx.out.int(new);
     ctx.signal_modified(key);
+    ctx.notify(HASH, "hincrby", key);
     ctx.srv.dirty += 1;
     Ok(())
 }
@@ -268,6 +278,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     h.set(field, &text, limits);
     ctx.out.bulk(&text);
     ctx.signal_modified(key);
+    ctx.notify(HASH, "hincrbyfloat", key);
     ctx.srv.dirty += 1;
     Ok(())
 }

@@ -5,10 +5,22 @@ use super::keyspec::{ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::parse::{int, is, scan_args, text, ScanArgs};
 use super::{acl, err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
-use crate::store::{glob, Str, Value, NO_EXPIRE};
+use crate::server::notify::GENERIC;
+use crate::store::{glob, Db, Entry, Str, Value, NO_EXPIRE};
 use crate::util::clock;
 
 const GROUP: &str = "generic";
+
+/// Redis's `lookupKeyReadWithFlags(.., LOOKUP_NOTOUCH)` (EXISTS, TYPE, the TTL family, SCAN's TYPE
+/// filter): a read lookup, counted as a hit or miss and raising `keymiss`, that leaves the key's
+/// access time alone.
+fn lookup_no_touch<'d>(db: &'d mut Db, key: &[u8]) -> Option<&'d mut Entry> {
+    let was = clock::no_touch();
+    clock::set_no_touch(true);
+    let found = db.lookup(key);
+    clock::set_no_touch(was);
+    found
+}
 
 /// DEL key [key ...] / UNLINK key [key ...]
 ///
@@ -20,6 +32,7 @@ fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
         if ctx.db().find_live(key).is_some() {
             ctx.db().remove(key);
             ctx.signal_modified(key);
+            ctx.notify(GENERIC, "del", key);
             n += 1;
         }
     }
@@ -34,7 +47,11 @@ fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `EXISTS key [key ...]` — how many of the keys exist (a repeated key counts each time).
 fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     let db = &mut ctx.srv.dbs[ctx.db];
-    let n = args.tail(1).iter().filter(|k| db.exists(k)).count();
+    let n = args
+        .tail(1)
+        .iter()
+        .filter(|k| lookup_no_touch(db, k).is_some())
+        .count();
     ctx.out.int(n as i64);
     Ok(())
 }
@@ -59,10 +76,7 @@ fn touch(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `TYPE key` — `string`, `list`, ..., or `none`.
 fn type_(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let name = ctx
-        .db()
-        .lookup(&args[1])
-        .map_or("none", |e| e.val.type_name());
+    let name = lookup_no_touch(ctx.db(), &args[1]).map_or("none", |e| e.val.type_name());
     ctx.out.simple(name);
     Ok(())
 }
@@ -109,8 +123,8 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
     let db = ctx.db();
     let span = db.dict.slot_span();
     let mut slot = cursor.min(span as u64) as usize;
-    let mut found: Vec<Vec<u8>> = Vec::new();
-    let mut expired: Vec<Vec<u8>> = Vec::new();
+    // Keys matching the pattern, each with whether its time has passed.
+    let mut candidates: Vec<(Vec<u8>, bool)> = Vec::new();
     // Like Redis, bound the work of one call even when most slots are empty or filtered out.
     let max_visits = (count as usize).saturating_mul(10);
     let mut visited = 0;
@@ -118,19 +132,29 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
     while slot < span && live < count as usize && visited < max_visits {
         if let Some((k, e)) = db.dict.entry_at(slot) {
             live += 1;
-            if e.expire_at != NO_EXPIRE && e.expire_at <= now {
-                expired.push(k.to_vec());
-            } else if pattern.is_none_or(|p| glob::matches(p, k, false))
-                && type_name.is_none_or(|t| t.eq_ignore_ascii_case(e.val.type_name().as_bytes()))
-            {
-                found.push(k.to_vec());
+            if pattern.is_none_or(|p| glob::matches(p, k, false)) {
+                let expired = e.expire_at != NO_EXPIRE && e.expire_at <= now;
+                candidates.push((k.to_vec(), expired));
             }
         }
         slot += 1;
         visited += 1;
     }
-    for k in expired {
-        db.find_live(&k);
+    // Redis 7.0's filters, in its order: the pattern (above), then the type, read with a counted
+    // lookup that reclaims an expired key (so such a key is `none`), then expiry. Keys the pattern
+    // filtered out are left alone, expired or not.
+    let mut found = Vec::with_capacity(candidates.len());
+    for (k, expired) in candidates {
+        let keep = match type_name {
+            Some(t) => {
+                let name = lookup_no_touch(db, &k).map_or("none", |e| e.val.type_name());
+                t.eq_ignore_ascii_case(name.as_bytes())
+            }
+            None => !expired || db.find_live(&k).is_some(),
+        };
+        if keep {
+            found.push(k);
+        }
     }
     let next = if slot >= span { 0 } else { slot as u64 };
     ctx.out.array(2);
@@ -173,16 +197,21 @@ fn rename(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         return Ok(());
     }
-    if nx && db.exists(dst) {
-        ctx.out.int(0);
-        return Ok(());
+    // Looked up even without NX: an expired destination is reclaimed (`expired`) before `new`.
+    if db.exists(dst) {
+        if nx {
+            ctx.out.int(0);
+            return Ok(());
+        }
+        db.remove(dst);
     }
     let (val, expire) = db.remove(src).expect("looked up");
-    db.remove(dst);
     db.insert_entry(dst, val, expire);
     ctx.signal_modified(src);
     ctx.signal_modified(dst);
     ctx.srv.dirty += 1;
+    ctx.notify(GENERIC, "rename_from", src);
+    ctx.notify(GENERIC, "rename_to", dst);
     if nx {
         ctx.out.int(1);
     } else {
@@ -238,6 +267,7 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
     tdb.insert_entry(dst, val, expire);
     ctx.signal_modified_in(target, dst);
     ctx.srv.dirty += 1;
+    ctx.notify_in(target, GENERIC, "copy_to", dst);
     ctx.out.int(1);
     Ok(())
 }
@@ -268,6 +298,8 @@ fn move_(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.signal_modified(key);
     ctx.signal_modified_in(target, key);
     ctx.srv.dirty += 1;
+    ctx.notify(GENERIC, "move_from", key);
+    ctx.notify_in(target, GENERIC, "move_to", key);
     ctx.out.int(1);
     Ok(())
 }
@@ -339,13 +371,17 @@ fn expire(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    if when <= clock::now_ms() {
+    // A time already past deletes the key, published as a `del`.
+    let event = if when <= clock::now_ms() {
         db.remove(key);
+        "del"
     } else {
         db.set_expire_slot(slot, when);
-    }
+        "expire"
+    };
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(GENERIC, event, key);
     ctx.out.int(1);
     Ok(())
 }
@@ -359,14 +395,11 @@ fn ttl(ctx: &mut Ctx, args: Args) -> CmdResult {
     let name = args[0].to_ascii_lowercase();
     let ms = name.starts_with(b"p");
     let absolute = name.ends_with(b"time");
-    let db = ctx.db();
-    let Some(slot) = db.find_live(&args[1]) else {
-        db.stats.misses += 1;
+    let Some(e) = lookup_no_touch(ctx.db(), &args[1]) else {
         ctx.out.int(-2);
         return Ok(());
     };
-    db.stats.hits += 1;
-    let at = db.expire_of(slot);
+    let at = e.expire_at;
     if at == NO_EXPIRE {
         ctx.out.int(-1);
         return Ok(());
@@ -401,6 +434,7 @@ fn persist(ctx: &mut Ctx, args: Args) -> CmdResult {
     if removed {
         ctx.signal_modified(&args[1]);
         ctx.srv.dirty += 1;
+        ctx.notify(GENERIC, "persist", &args[1]);
     }
     ctx.out.int(removed as i64);
     Ok(())
@@ -432,12 +466,15 @@ fn object(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.help("OBJECT", OBJECT_HELP);
         return Ok(());
     }
-    // OBJECT looks keys up without touching their access time.
+    // OBJECT looks keys up without touching their access time, and without a `keymiss`, but
+    // counts the hit or miss (Redis's LOOKUP_NOTOUCH | LOOKUP_NONOTIFY).
     let db = &mut ctx.srv.dbs[ctx.db];
     let Some(slot) = db.find_live(&args[2]) else {
+        db.stats.misses += 1;
         ctx.out.null();
         return Ok(());
     };
+    db.stats.hits += 1;
     let e = db.dict.value_at(slot);
     match &sub[..] {
         b"encoding" => ctx.out.bulk_str(e.val.encoding()),

@@ -10,6 +10,7 @@ use super::{
 };
 use crate::resp::reply::{Reply, NO_SUCH_KEY, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
+use crate::server::notify::{GENERIC, LIST};
 use crate::store::list::End;
 use crate::store::{Db, Entry, List, Value, NO_EXPIRE};
 
@@ -64,12 +65,35 @@ fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
     }
 }
 
-/// After `n` elements were popped from `key` (Redis's `listElementsRemoved`): an emptied list is
-/// deleted, the key signalled, the changes counted.
-fn elements_removed(ctx: &mut Ctx, key: &[u8], emptied: bool, n: usize) {
+/// The event of a pop from `end` (`lpop`, `rpop`).
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    }
+}
+
+/// The event of a push onto `end` (`lpush`, `rpush`).
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
+}
+
+/// Deletes `key` if its list became empty, with the `del` event Redis fires after the command's own.
+fn delete_if_emptied(ctx: &mut Ctx, key: &[u8], emptied: bool) {
     if emptied {
         ctx.db().remove(key);
+        ctx.notify(GENERIC, "del", key);
     }
+}
+
+/// After `n` elements were popped from `end` of `key` (Redis's `listElementsRemoved`): the pop
+/// event, then an emptied list is deleted, the key signalled, the changes counted.
+fn elements_removed(ctx: &mut Ctx, key: &[u8], end: End, emptied: bool, n: usize) {
+    ctx.notify(LIST, pop_event(end), key);
+    delete_if_emptied(ctx, key, emptied);
     ctx.signal_modified(key);
     ctx.srv.dirty += n as u64;
 }
@@ -152,6 +176,7 @@ fn push_generic(ctx: &mut Ctx, args: Args, end: End, xx: bool) -> CmdResult {
     };
     ctx.srv.dirty += (args.len() - 2) as u64;
     ctx.signal_modified(key);
+    ctx.notify(LIST, push_event(end), key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -208,13 +233,14 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
                 1
             }
             None => {
+                // An empty list is never stored; nothing changed, so no event.
                 ctx.out.null();
-                0
+                return Ok(());
             }
         },
     };
     let emptied = l.is_empty();
-    elements_removed(ctx, key, emptied, n);
+    elements_removed(ctx, key, end, emptied, n);
     Ok(())
 }
 
@@ -277,6 +303,7 @@ fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
     let p = l.index(i).ok_or("ERR index out of range")?;
     l.items[p] = args[3].to_vec();
     ctx.signal_modified(&args[1]);
+    ctx.notify(LIST, "lset", &args[1]);
     ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())
@@ -318,12 +345,11 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
         l.items.retain(&mut keep);
     }
     let emptied = l.is_empty();
-    if emptied {
-        ctx.db().remove(key);
-    }
     if removed > 0 {
         ctx.signal_modified(key);
+        ctx.notify(LIST, "lrem", key);
     }
+    delete_if_emptied(ctx, key, emptied);
     ctx.srv.dirty += removed;
     ctx.out.int(removed as i64);
     Ok(())
@@ -349,9 +375,9 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
     l.items.truncate(len - rtrim);
     l.items.drain(..ltrim.min(l.items.len()));
     let emptied = l.is_empty();
-    if emptied {
-        ctx.db().remove(key);
-    }
+    // Redis fires `ltrim` for any existing list, even when nothing was trimmed.
+    ctx.notify(LIST, "ltrim", key);
+    delete_if_emptied(ctx, key, emptied);
     ctx.signal_modified(key);
     ctx.srv.dirty += (ltrim + rtrim) as u64;
     ctx.out.ok();
@@ -384,6 +410,7 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
     l.items.insert(p + usize::from(after), args[4].to_vec());
     let len = l.len();
     ctx.signal_modified(key);
+    ctx.notify(LIST, "linsert", key);
     ctx.srv.dirty += 1;
     ctx.out.int(len as i64);
     Ok(())
@@ -506,12 +533,11 @@ fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> C
     }
     let l = list_mut(db, src)?.expect("checked above");
     let v = l.pop(from).expect("checked non-empty");
+    let mut emptied = false;
     if src == dst {
         l.push(to, v.clone());
     } else {
-        if l.is_empty() {
-            db.remove(src);
-        }
+        emptied = l.is_empty();
         match list_mut(db, dst)? {
             Some(d) => d.push(to, v.clone()),
             None => {
@@ -521,6 +547,11 @@ fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> C
             }
         }
     }
+    // As Redis's `lmoveHandlePush` and `lmoveGenericCommand`: the push on the destination is
+    // notified first, then the pop from the source and its deletion if emptied.
+    ctx.notify(LIST, push_event(to), dst);
+    ctx.notify(LIST, pop_event(from), src);
+    delete_if_emptied(ctx, src, emptied);
     ctx.signal_modified(dst);
     if src != dst {
         ctx.signal_modified(src);
@@ -595,7 +626,7 @@ fn lmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         let n = pop_range_with_key(ctx.out, l, key, m.end, m.count);
         let emptied = l.is_empty();
-        elements_removed(ctx, key, emptied, n);
+        elements_removed(ctx, key, m.end, emptied, n);
         return Ok(());
     }
     ctx.out.null_array();
@@ -675,7 +706,7 @@ fn bpop_generic(
             }
         };
         let emptied = l.is_empty();
-        elements_removed(ctx, key, emptied, popped);
+        elements_removed(ctx, key, end, emptied, popped);
         return Ok(());
     }
     let keys: Vec<&[u8]> = (first..first + n).map(|i| &args[i]).collect();

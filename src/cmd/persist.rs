@@ -10,6 +10,7 @@ use super::{
 };
 use crate::persist::{self, rdb};
 use crate::resp::reply::SYNTAX;
+use crate::server::notify::GENERIC;
 use crate::util::clock;
 
 const GROUP: &str = "server";
@@ -156,6 +157,7 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
         if deleted {
             ctx.signal_modified(key);
             ctx.srv.dirty += 1;
+            ctx.notify(GENERIC, "del", key);
         }
         ctx.out.ok();
         return Ok(());
@@ -176,6 +178,7 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(GENERIC, "restore", key);
     ctx.out.ok();
     Ok(())
 }

@@ -150,7 +150,8 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// DEBUG SLEEP seconds | DEBUG SET-ACTIVE-EXPIRE 0|1 | DEBUG OBJECT key | DEBUG HELP
 ///
 /// # Format
-/// `DEBUG SLEEP seconds` (blocks the server, as Redis does), `DEBUG OBJECT key`, `DEBUG HELP`.
+/// `DEBUG SLEEP seconds` (blocks the server, as Redis does), `DEBUG SET-ACTIVE-EXPIRE 0|1` (stops
+/// or restarts the active expiry cycle), `DEBUG OBJECT key`, `DEBUG HELP`.
 /// Refused unless `enable-debug-command` allows it, as in Redis 7.
 fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
     let allowed = match ctx.srv.config.enable_debug_command {
@@ -170,6 +171,11 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
         (b"sleep", 3) => {
             let secs = crate::util::parse_f64(&args[2]).unwrap_or(0.0).max(0.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+            ctx.out.ok();
+        }
+        (b"set-active-expire", 3) => {
+            // As Redis's `atoi`: anything but a non-zero number turns it off.
+            ctx.srv.active_expire_enabled = crate::util::parse_i64(&args[2]).unwrap_or(0) != 0;
             ctx.out.ok();
         }
         (b"object", 3) => {
@@ -226,6 +232,10 @@ const DEBUG_HELP: &[&str] = &[
     "    Show low level info about the key and associated value.",
     "RELOAD [NOSAVE]",
     "    Save the RDB on disk and reload it back to memory. NOSAVE skips the save.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
 ];
@@ -706,6 +716,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     let aof_was = ctx.srv.config.appendonly;
     ctx.srv.config = next;
     ctx.srv.scripting.apply_memory_limits(&ctx.srv.config);
+    crate::server::notify::configure(ctx.srv.config.notify_keyspace_events);
     // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.
     if ctx.srv.config.appendonly && !aof_was {
         if crate::persist::aof::start(ctx.srv).is_err() {

@@ -11,6 +11,7 @@ use super::{
     err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, MOVABLEKEYS, READONLY, WRITE,
 };
 use crate::resp::reply::{Reply, SYNTAX, WRONGTYPE};
+use crate::server::notify::{GENERIC, SET};
 use crate::store::set::Member;
 use crate::store::{glob, Db, Entry, Set, Value, NO_EXPIRE};
 use crate::util::rand_u64;
@@ -72,6 +73,7 @@ fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let added = args.tail(2).iter().filter(|m| set.add(m, max)).count();
     if added > 0 {
         ctx.signal_modified(key);
+        ctx.notify(SET, "sadd", key);
     }
     ctx.srv.dirty += added as u64;
     ctx.out.int(added as i64);
@@ -98,11 +100,16 @@ fn srem(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         }
     }
-    if set.is_empty() {
+    let emptied = set.is_empty();
+    if emptied {
         db.remove(key);
     }
     if removed > 0 {
         ctx.signal_modified(key);
+        ctx.notify(SET, "srem", key);
+        if emptied {
+            ctx.notify(GENERIC, "del", key);
+        }
         ctx.srv.dirty += removed;
     }
     ctx.out.int(removed as i64);
@@ -183,8 +190,13 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         let m = set.random(rand_u64).expect("not empty").to_vec();
         set.remove(&m);
         ctx.out.bulk(&m);
-        if set.is_empty() {
+        let emptied = set.is_empty();
+        if emptied {
             db.remove(key);
+        }
+        ctx.notify(SET, "spop", key);
+        if emptied {
+            ctx.notify(GENERIC, "del", key);
         }
         ctx.signal_modified(key);
         ctx.srv.dirty += 1;
@@ -206,7 +218,11 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         for m in all.iter() {
             reply_member(ctx.out, m);
         }
+        // That SUNION reads the key once more, which counts a keyspace hit.
+        db.lookup(key);
         db.remove(key);
+        ctx.notify(SET, "spop", key);
+        ctx.notify(GENERIC, "del", key);
     } else {
         let picked: Vec<Vec<u8>> = set
             .sample_unique(count as usize, rand_u64)
@@ -218,6 +234,7 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
             set.remove(m);
             ctx.out.bulk(m);
         }
+        ctx.notify(SET, "spop", key);
     }
     ctx.signal_modified(key);
     Ok(())
@@ -304,15 +321,23 @@ fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    if src_set.is_empty() {
+    let emptied = src_set.is_empty();
+    if emptied {
         db.remove(src);
     }
-    let added = set_or_create(db, dst)?.add(member, max);
+    // Redis's order: `srem` and `del` on the source, then `new` (if created) and `sadd` on the
+    // destination.
+    ctx.notify(SET, "srem", src);
+    if emptied {
+        ctx.notify(GENERIC, "del", src);
+    }
+    let added = set_or_create(ctx.db(), dst)?.add(member, max);
     ctx.signal_modified(src);
     ctx.srv.dirty += 1;
     if added {
         ctx.srv.dirty += 1;
         ctx.signal_modified(dst);
+        ctx.notify(SET, "sadd", dst);
     }
     ctx.out.int(1);
     Ok(())
@@ -335,17 +360,22 @@ fn sources<'d>(db: &'d mut Db, keys: &[&[u8]]) -> Result<Vec<Option<&'d Set>>, C
         .collect())
 }
 
-/// Stores a STORE form's result in `dst` (replacing it, TTL dropped), or deletes `dst` when the
-/// result is empty; replies the result's size.
-fn store_result(ctx: &mut Ctx, dst: &[u8], result: Set) {
+/// Stores a STORE form's result in `dst` (replacing it, TTL dropped) and publishes `event`, or
+/// deletes `dst` when the result is empty (publishing `del` if it was there); replies the result's
+/// size.
+fn store_result(ctx: &mut Ctx, dst: &[u8], result: Set, event: &str) {
     let n = result.len();
     if n > 0 {
         ctx.db()
             .set(dst, Value::Set(Box::new(result)), Some(NO_EXPIRE));
         ctx.signal_modified(dst);
+        ctx.notify(SET, event, dst);
         ctx.srv.dirty += 1;
     } else if ctx.db().remove(dst).is_some() {
+        // As Redis's dbDelete: a destination whose time has passed but is still stored counts as
+        // deleted too.
         ctx.signal_modified(dst);
+        ctx.notify(GENERIC, "del", dst);
         ctx.srv.dirty += 1;
     }
     ctx.out.int(n as i64);
@@ -375,7 +405,7 @@ fn sinter_generic(ctx: &mut Ctx, keys: &[&[u8]], target: Target) -> CmdResult {
     else {
         // Intersecting with a missing (empty) set is empty.
         match target {
-            Target::Store(dst) => store_result(ctx, dst, Set::default()),
+            Target::Store(dst) => store_result(ctx, dst, Set::default(), "sinterstore"),
             Target::Card(_) => ctx.out.int(0),
             Target::Reply => ctx.out.set(0),
         }
@@ -414,13 +444,13 @@ fn sinter_generic(ctx: &mut Ctx, keys: &[&[u8]], target: Target) -> CmdResult {
             for m in found {
                 m.with_bytes(|b| result.add(b, max));
             }
-            store_result(ctx, dst, result);
+            store_result(ctx, dst, result, "sinterstore");
         }
     }
     Ok(())
 }
 
-#[derive(PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 enum Op {
     Union,
     Diff,
@@ -473,7 +503,13 @@ fn sunion_diff(ctx: &mut Ctx, keys: &[&[u8]], dst: Option<&[u8]>, op: Op) -> Cmd
         }
     }
     match dst {
-        Some(dst) => store_result(ctx, dst, result),
+        Some(dst) => {
+            let event = match op {
+                Op::Union => "sunionstore",
+                Op::Diff => "sdiffstore",
+            };
+            store_result(ctx, dst, result, event)
+        }
         None => {
             ctx.out.set(result.len());
             for m in result.iter() {

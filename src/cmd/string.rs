@@ -4,6 +4,7 @@ use super::keyspec::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS}
 use super::parse::{int, is};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{Reply, NOT_INT, OVERFLOW, SYNTAX, WRONGTYPE};
+use crate::server::notify::{GENERIC, STRING};
 use crate::store::{Db, Entry, Str, Value, NO_EXPIRE};
 use crate::util::{clock, incr_long_double, parse_i64, IncrFloatError};
 
@@ -174,6 +175,10 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: SetOptions) 
     db.set(key, Value::string(val), expire_at);
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(STRING, "set", key);
+    if o.when.is_some() {
+        ctx.notify(GENERIC, "expire", key);
+    }
     if !o.get {
         ctx.out.ok();
     }
@@ -192,6 +197,7 @@ fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
         db.set(&args[1], Value::string(&args[2]), Some(NO_EXPIRE));
         ctx.signal_modified(&args[1]);
         ctx.srv.dirty += 1;
+        ctx.notify(STRING, "set", &args[1]);
         ctx.out.int(1);
     }
     Ok(())
@@ -257,6 +263,7 @@ fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
             db.remove(&args[1]);
             ctx.signal_modified(&args[1]);
             ctx.srv.dirty += 1;
+            ctx.notify(GENERIC, "del", &args[1]);
         }
         None => ctx.out.null(),
     }
@@ -282,16 +289,25 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     reply_str(ctx.out, s);
     let slot = db.dict.find(key).expect("key just read");
-    match (o.expire, at) {
+    let event = match (o.expire, at) {
         (ExpireOpt::ExAt | ExpireOpt::PxAt, Some(at)) if at <= clock::now_ms() => {
             db.remove(key);
+            "del"
         }
-        (_, Some(at)) => db.set_expire_slot(slot, at),
-        (ExpireOpt::Persist, _) => db.set_expire_slot(slot, NO_EXPIRE),
+        (_, Some(at)) => {
+            db.set_expire_slot(slot, at);
+            "expire"
+        }
+        // PERSIST on a key without a TTL changes nothing (Redis's `removeExpire` fails).
+        (ExpireOpt::Persist, _) if db.expire_of(slot) != NO_EXPIRE => {
+            db.set_expire_slot(slot, NO_EXPIRE);
+            "persist"
+        }
         _ => return Ok(()),
-    }
+    };
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(GENERIC, event, key);
     Ok(())
 }
 
@@ -328,8 +344,11 @@ fn mset(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
+    // Each key's `set` follows its own `new`, as Redis notifies key by key.
     for i in (1..args.len()).step_by(2) {
-        db.set(&args[i], Value::string(&args[i + 1]), Some(NO_EXPIRE));
+        ctx.db()
+            .set(&args[i], Value::string(&args[i + 1]), Some(NO_EXPIRE));
+        ctx.notify(STRING, "set", &args[i]);
     }
     for i in (1..args.len()).step_by(2) {
         ctx.signal_modified(&args[i]);
@@ -370,6 +389,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
     };
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(STRING, "incrby", key);
     ctx.out.int(new);
     Ok(())
 }
@@ -426,6 +446,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     db.set(key, val, None);
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(STRING, "incrbyfloat", key);
     Ok(())
 }
 
@@ -454,6 +475,7 @@ fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(STRING, "append", key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -556,6 +578,7 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     let len = data.len();
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;
+    ctx.notify(STRING, "setrange", key);
     ctx.out.int(len as i64);
     Ok(())
 }

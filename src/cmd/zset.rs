@@ -20,6 +20,7 @@ use super::{
 };
 use crate::resp::reply::{Reply, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
+use crate::server::notify::{GENERIC, ZSET};
 use crate::store::zset::{Limits, NodeId, Range};
 use crate::store::{glob, Db, Entry, Set, Value, ZSet, NO_EXPIRE};
 use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
@@ -53,10 +54,12 @@ fn write<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdErro
     db.lookup_mut(key).map(as_zset).transpose()
 }
 
-/// Deletes `key` if its sorted set became empty (Redis deletes empty aggregates).
-fn drop_if_empty(db: &mut Db, key: &[u8]) {
-    if matches!(db.lookup_mut(key), Some(Entry { val: Value::ZSet(z), .. }) if z.is_empty()) {
-        db.remove(key);
+/// Deletes `key` if its sorted set became empty (Redis deletes empty aggregates), firing `del`
+/// after the command's own event.
+fn delete_if_emptied(ctx: &mut Ctx, key: &[u8], emptied: bool) {
+    if emptied {
+        ctx.db().remove(key);
+        ctx.notify(GENERIC, "del", key);
     }
 }
 
@@ -223,6 +226,7 @@ fn zadd_generic(ctx: &mut Ctx, args: Args, zincrby: bool) -> CmdResult {
     ctx.srv.dirty += (added + updated) as u64;
     if added + updated > 0 {
         ctx.signal_modified(key);
+        ctx.notify(ZSET, if f.incr { "zincr" } else { "zadd" }, key);
     }
     if nan {
         return Err(NAN_SCORE.into());
@@ -350,8 +354,10 @@ fn zrem(ctx: &mut Ctx, args: Args) -> CmdResult {
         .iter()
         .filter(|m| z.remove(m).is_some())
         .count();
-    drop_if_empty(db, key);
+    let emptied = z.is_empty();
     if removed > 0 {
+        ctx.notify(ZSET, "zrem", key);
+        delete_if_emptied(ctx, key, emptied);
         ctx.signal_modified(key);
         ctx.srv.dirty += removed as u64;
     }
@@ -531,21 +537,24 @@ fn range_generic(
         }
         out
     });
-    store_result(ctx, dst, result.unwrap_or_default());
+    store_result(ctx, dst, result.unwrap_or_default(), "zrangestore");
     Ok(())
 }
 
-/// Stores a store command's result at `dst` and replies its size; an empty result deletes `dst`
-/// (Redis's `zrangeResultFinalizeStore` and the end of `zunionInterDiffGenericCommand`).
-fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet) {
+/// Stores a store command's result at `dst` (notified as `event`) and replies its size; an empty
+/// result deletes `dst`, notified as `del` (Redis's `zrangeResultFinalizeStore` and the end of
+/// `zunionInterDiffGenericCommand`).
+fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
     let n = z.len();
     let db = ctx.db();
     if n > 0 {
         db.set(dst, Value::ZSet(Box::new(z)), Some(NO_EXPIRE));
         ctx.signal_modified(dst);
+        ctx.notify(ZSET, event, dst);
         ctx.srv.dirty += 1;
     } else if db.remove(dst).is_some() {
         ctx.signal_modified(dst);
+        ctx.notify(GENERIC, "del", dst);
         ctx.srv.dirty += 1;
     }
     ctx.out.int(n as i64);
@@ -611,8 +620,8 @@ fn zrevrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
     range_generic(ctx, args, 1, None, RangeKind::Lex, Some(true))
 }
 
-/// Redis's `zremrangeGenericCommand`.
-fn remrange_generic(ctx: &mut Ctx, args: Args, sel: Select) -> CmdResult {
+/// Redis's `zremrangeGenericCommand`; `event` names the command's keyspace event.
+fn remrange_generic(ctx: &mut Ctx, args: Args, sel: Select, event: &'static str) -> CmdResult {
     let key = &args[1];
     let db = &mut ctx.srv.dbs[ctx.db];
     let Some(z) = write(db, key)? else {
@@ -626,9 +635,11 @@ fn remrange_generic(ctx: &mut Ctx, args: Args, sel: Select) -> CmdResult {
     for m in &members {
         z.remove(m);
     }
-    drop_if_empty(db, key);
+    let emptied = z.is_empty();
     if !members.is_empty() {
         ctx.signal_modified(key);
+        ctx.notify(ZSET, event, key);
+        delete_if_emptied(ctx, key, emptied);
     }
     ctx.srv.dirty += members.len() as u64;
     ctx.out.int(members.len() as i64);
@@ -641,7 +652,7 @@ fn remrange_generic(ctx: &mut Ctx, args: Args, sel: Select) -> CmdResult {
 /// `ZREMRANGEBYRANK key start stop` — how many members were removed (ranks may be negative).
 fn zremrangebyrank(ctx: &mut Ctx, args: Args) -> CmdResult {
     let sel = Select::Rank(int(&args[2])?, int(&args[3])?);
-    remrange_generic(ctx, args, sel)
+    remrange_generic(ctx, args, sel, "zremrangebyrank")
 }
 
 /// ZREMRANGEBYSCORE key min max
@@ -650,7 +661,7 @@ fn zremrangebyrank(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `ZREMRANGEBYSCORE key min max` — how many members were removed.
 fn zremrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let sel = Select::Range(score_range(&args[2], &args[3])?);
-    remrange_generic(ctx, args, sel)
+    remrange_generic(ctx, args, sel, "zremrangebyscore")
 }
 
 /// ZREMRANGEBYLEX key min max
@@ -659,7 +670,7 @@ fn zremrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `ZREMRANGEBYLEX key min max` — how many members were removed.
 fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let sel = Select::Range(lex_range(&args[2], &args[3])?);
-    remrange_generic(ctx, args, sel)
+    remrange_generic(ctx, args, sel, "zremrangebylex")
 }
 
 /// How `pop_generic` shapes its reply (Redis's `genericZpopCommand` arguments).
@@ -738,7 +749,9 @@ pub fn pop_generic(
         out.bulk(&m);
         out.double(s);
     }
-    drop_if_empty(db, key);
+    let emptied = z.is_empty();
+    ctx.notify(ZSET, if max { "zpopmax" } else { "zpopmin" }, key);
+    delete_if_emptied(ctx, key, emptied);
     ctx.signal_modified(key);
     ctx.srv.dirty += n as u64;
     Ok(Some(key.to_vec()))
@@ -1157,7 +1170,12 @@ fn setop_generic(
             for (m, s) in &result {
                 z.insert(m, *s, lim);
             }
-            store_result(ctx, dst, z);
+            let event = match op {
+                SetOp::Union => "zunionstore",
+                SetOp::Inter => "zinterstore",
+                SetOp::Diff => "zdiffstore",
+            };
+            store_result(ctx, dst, z, event);
         }
     }
     Ok(())

@@ -202,6 +202,7 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
     }
+    crate::server::notify::flush_store_events(ctx);
     let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
     clock::end_call();
     if let Some(m) = aof_mark {

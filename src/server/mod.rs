@@ -10,6 +10,7 @@ pub mod blocking;
 pub mod client;
 pub mod gate;
 pub mod key_events;
+pub mod notify;
 pub mod pubsub;
 mod signals;
 
@@ -26,7 +27,7 @@ use slab::Slab;
 use crate::cmd::{Ctx, Table};
 use crate::config::Config;
 use crate::resp::parser::{Limits, Parsed};
-use crate::store::Db;
+use crate::store::{self, Db};
 use crate::util::clock;
 use crate::{notice, verbose, warning};
 use client::{Client, Conn};
@@ -57,6 +58,8 @@ pub struct State {
     /// Snapshot state: last save, the BGSAVE child.
     pub persist: crate::persist::Persist,
     next_client_id: u64,
+    /// DEBUG SET-ACTIVE-EXPIRE: whether the cron reclaims expired keys nobody reads.
+    pub active_expire_enabled: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -90,6 +93,7 @@ impl State {
             .map(|_| char::from_digit((crate::util::rand_u64() % 16) as u32, 16).unwrap())
             .collect();
         let scripting = crate::script::Scripting::new(&config);
+        notify::configure(config.notify_keyspace_events);
         State {
             scripting,
             config,
@@ -108,6 +112,7 @@ impl State {
             pubsub: pubsub::PubSub::default(),
             persist: crate::persist::Persist::default(),
             next_client_id: 1,
+            active_expire_enabled: true,
         }
     }
 
@@ -728,6 +733,9 @@ impl<'a> Io<'a> {
 
     /// Redis's slow active expiry cycle: at most 25% of a cron period, spread over every database.
     fn active_expire(&mut self) {
+        if !self.state.active_expire_enabled {
+            return;
+        }
         let hz = self.state.config.hz.clamp(1, 500) as u64;
         let effort = self.state.config.active_expire_effort.clamp(1, 10) as usize;
         let per_round = 20 + 5 * (effort - 1);
@@ -755,6 +763,20 @@ impl<'a> Io<'a> {
             s.expired_stale_perc = perc * 0.05 + s.expired_stale_perc * 0.95;
         }
         self.state.stats.expire_cycle_cpu_ms += (clock::monotonic_us() - start) / 1000;
+        if store::events_recorded() {
+            let mut out = crate::resp::reply::Reply::default();
+            let db = 0;
+            let mut ctx = Ctx {
+                srv: self.state,
+                clients: self.clients,
+                // No client runs this: every subscriber is another client.
+                id: usize::MAX,
+                db,
+                out: &mut out,
+                reactor: None,
+            };
+            notify::flush_store_events(&mut ctx);
+        }
         // As Redis's active expiry, a reclaimed key is a change for its watchers.
         for (db, key) in gone {
             for &c in self.state.key_events.modified(db, &key) {

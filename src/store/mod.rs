@@ -43,11 +43,61 @@ pub struct Db {
     pub stats: DbStats,
     /// Keys expired (lazily or actively) while `set_log_expired` is on: the AOF logs their deletion.
     pub expired_log: Vec<Vec<u8>>,
+    /// The keyspace events this database raised itself, in order, while recorded
+    /// (`set_recorded_events`); the notification layer publishes and empties it.
+    pub events: Vec<(StoreEvent, Box<[u8]>)>,
+}
+
+/// A keyspace event the store raises (Redis raises these in `dbAdd`, `deleteExpiredKeyAndPropagate`
+/// and `lookupKeyRead`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum StoreEvent {
+    /// A key was added.
+    New,
+    /// A key was deleted because its time had passed.
+    Expired,
+    /// A read found no key.
+    Miss,
 }
 
 thread_local! {
     static LOG_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Which `StoreEvent`s are recorded, one bit each (`event_bit`).
+    static RECORDED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+const fn event_bit(e: StoreEvent) -> u8 {
+    match e {
+        StoreEvent::New => 1,
+        StoreEvent::Expired => 2,
+        StoreEvent::Miss => 4,
+    }
+}
+
+/// Which events the store records in `Db::events` (the ones keyspace notifications publish).
+pub fn set_recorded_events(new: bool, expired: bool, miss: bool) {
+    let bits = [
+        (new, StoreEvent::New),
+        (expired, StoreEvent::Expired),
+        (miss, StoreEvent::Miss),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |b, (_, e)| b | event_bit(*e));
+    RECORDED.with(|c| c.set(bits));
+}
+
+/// True if any event is being recorded.
+pub fn events_recorded() -> bool {
+    RECORDED.with(|c| c.get()) != 0
+}
+
+#[inline]
+fn record(db: &mut Db, event: StoreEvent, key: &[u8]) {
+    if RECORDED.with(|c| c.get()) & event_bit(event) != 0 && !LOADING.with(|c| c.get()) {
+        db.events.push((event, Box::from(key)));
+    }
 }
 
 /// Record expired keys in `Db::expired_log` (while the AOF is on).
@@ -63,6 +113,7 @@ pub fn set_loading(on: bool) {
 
 fn note_expired(db: &mut Db, key: &[u8]) {
     db.stats.expired_keys += 1;
+    record(db, StoreEvent::Expired, key);
     if LOG_EXPIRED.with(|c| c.get()) {
         db.expired_log.push(key.to_vec());
     }
@@ -120,6 +171,7 @@ impl Db {
             }
             None => {
                 self.stats.misses += 1;
+                record(self, StoreEvent::Miss, key);
                 None
             }
         }
@@ -143,15 +195,18 @@ impl Db {
     pub fn lookup_mut_or_insert(&mut self, key: &[u8], make: impl FnOnce() -> Value) -> &mut Entry {
         let slot = match self.find_live(key) {
             Some(slot) => slot,
-            None => self.dict.insert_new(
-                key,
-                Entry {
-                    val: make(),
-                    expire_at: NO_EXPIRE,
-                    exp_pos: 0,
-                    lru: 0,
-                },
-            ),
+            None => {
+                record(self, StoreEvent::New, key);
+                self.dict.insert_new(
+                    key,
+                    Entry {
+                        val: make(),
+                        expire_at: NO_EXPIRE,
+                        exp_pos: 0,
+                        lru: 0,
+                    },
+                )
+            }
         };
         let e = self.dict.value_at_mut(slot);
         e.lru = clock::lru_now();
@@ -170,6 +225,7 @@ impl Db {
                 }
             }
             None => {
+                record(self, StoreEvent::New, key);
                 let entry = Entry {
                     val,
                     expire_at: NO_EXPIRE,

@@ -677,3 +677,73 @@ pub fn check_evals(c: &mut Raw, prefix: &str, cases: &[(&str, &str)]) {
         .collect();
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// One server's transcript of a keyspace-events case (see `compare_events`): each line with its
+/// reply, then the messages it caused.
+pub fn events_transcript(server: &Server, flags: &str, case: &[&str]) -> Vec<String> {
+    let mut a = server.raw();
+    let mut sub = server.raw();
+    let mut c = server.raw();
+    // Publishes the markers: from `a`, one would be queued inside a MULTI.
+    let mut m = server.raw();
+    a.cmd_str("FLUSHALL");
+    // A previous case may have stopped the active expiry cycle.
+    a.cmd_str("DEBUG SET-ACTIVE-EXPIRE 1");
+    a.cmd(&[
+        b"CONFIG",
+        b"SET",
+        b"notify-keyspace-events",
+        flags.as_bytes(),
+    ]);
+    sub.cmd_str("PSUBSCRIBE __key*__:*");
+    let mut log = Vec::new();
+    for (n, line) in case.iter().enumerate() {
+        if let Some(ms) = line.strip_prefix("sleep ") {
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+        } else if line == &"<c" {
+            log.push(format!("{n}: [c] read -> {}", show(&c.reply())));
+        } else if let Some(cmd) = line.strip_prefix("c:!") {
+            c.send(&encode_line(cmd));
+        } else {
+            let r = a.cmd_str(line);
+            log.push(format!("{n}: {line} -> {}", show(&r)));
+        }
+        // Every message a line caused arrives before the marker published after it.
+        let marker = format!("__keyevent@0__:marker-{n}");
+        m.cmd(&[b"PUBLISH", marker.as_bytes(), b"-"]);
+        loop {
+            let m = sub.reply();
+            if m.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+                break;
+            }
+            log.push(format!("{n}:   message {}", show(&m)));
+        }
+    }
+    a.cmd_str("CONFIG SET notify-keyspace-events \"\"");
+    log
+}
+
+/// Keyspace notifications against Redis: each case runs on both servers with
+/// `notify-keyspace-events` set to `flags` while a subscriber (PSUBSCRIBE `__key*__:*`) listens;
+/// each line's reply and the messages it caused, in order, must be identical. A line may be
+/// `sleep MS`, `c:!CMD` (sent on a third connection without waiting, e.g. a blocking pop) or `<c`
+/// (that connection's next reply). DEBUG is enabled (`DEBUG SET-ACTIVE-EXPIRE 0` keeps the
+/// active expiry cycle from racing a case's lazy expiry).
+pub fn compare_events(flags: &str, cases: &[&[&str]]) {
+    let debug = ["--enable-debug-command", "yes"];
+    let r = redis(&debug);
+    let g = goblin(&debug);
+    let mut failures = Vec::new();
+    for (case_no, case) in cases.iter().enumerate() {
+        let want = events_transcript(&r, flags, case);
+        let got = events_transcript(&g, flags, case);
+        if want != got {
+            failures.push(format!(
+                "case {case_no}:\nredis:\n  {}\ngoblin:\n  {}",
+                want.join("\n  "),
+                got.join("\n  ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
