@@ -541,6 +541,23 @@ fn set_basics() {
             "SSCAN s 0",
             "SPOP s 10",
         ],
+        // Popping nearly all of a table's members leaves a new set: integers only are an intset
+        // again (the members popped are random: only their number is compared).
+        &[
+            "SADD s 1 2 3 4 5 6 a",
+            "SREM s a",
+            "OBJECT ENCODING s",
+            "EVAL \"return #redis.call('SPOP', KEYS[1], 5)\" 1 s",
+            "OBJECT ENCODING s",
+            "SCARD s",
+            "SADD t a b c d e f",
+            "EVAL \"return #redis.call('SPOP', KEYS[1], 5)\" 1 t",
+            "OBJECT ENCODING t",
+            "SADD u 1 2 3 4 5 6 7 8 9 10 a",
+            "SREM u a",
+            "EVAL \"return #redis.call('SPOP', KEYS[1], 2)\" 1 u",
+            "OBJECT ENCODING u",
+        ],
     ]);
 }
 

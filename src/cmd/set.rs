@@ -234,6 +234,15 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
             set.remove(m);
             ctx.out.bulk(m);
         }
+        // When few members stay (Redis's SPOP_MOVE_STRATEGY_MUL), Redis moves them into a new set
+        // instead: one of integers only comes out an intset again.
+        if set.len() as u64 * 5 <= count && matches!(set, Set::Table(_)) {
+            let mut kept = Set::default();
+            for m in set.iter() {
+                m.with_bytes(|b| kept.add(b, max));
+            }
+            *set = kept;
+        }
         ctx.notify(SET, "spop", key);
     }
     ctx.signal_modified(key);
