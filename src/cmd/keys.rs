@@ -6,21 +6,10 @@ use super::parse::{int, is, scan_args, text, ScanArgs};
 use super::{acl, err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
 use crate::server::notify::GENERIC;
-use crate::store::{glob, Db, Entry, Str, Value, NO_EXPIRE};
+use crate::store::{glob, Str, Value, NO_EXPIRE};
 use crate::util::clock;
 
 const GROUP: &str = "generic";
-
-/// Redis's `lookupKeyReadWithFlags(.., LOOKUP_NOTOUCH)` (EXISTS, TYPE, the TTL family, SCAN's TYPE
-/// filter): a read lookup, counted as a hit or miss and raising `keymiss`, that leaves the key's
-/// access time alone.
-fn lookup_no_touch<'d>(db: &'d mut Db, key: &[u8]) -> Option<&'d mut Entry> {
-    let was = clock::no_touch();
-    clock::set_no_touch(true);
-    let found = db.lookup(key);
-    clock::set_no_touch(was);
-    found
-}
 
 /// DEL key [key ...] / UNLINK key [key ...]
 ///
@@ -50,7 +39,7 @@ fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     let n = args
         .tail(1)
         .iter()
-        .filter(|k| lookup_no_touch(db, k).is_some())
+        .filter(|k| db.lookup_no_touch(k).is_some())
         .count();
     ctx.out.int(n as i64);
     Ok(())
@@ -76,7 +65,10 @@ fn touch(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `TYPE key` — `string`, `list`, ..., or `none`.
 fn type_(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let name = lookup_no_touch(ctx.db(), &args[1]).map_or("none", |e| e.val.type_name());
+    let name = ctx
+        .db()
+        .lookup_no_touch(&args[1])
+        .map_or("none", |e| e.val.type_name());
     ctx.out.simple(name);
     Ok(())
 }
@@ -147,7 +139,7 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
     for (k, expired) in candidates {
         let keep = match type_name {
             Some(t) => {
-                let name = lookup_no_touch(db, &k).map_or("none", |e| e.val.type_name());
+                let name = db.lookup_no_touch(&k).map_or("none", |e| e.val.type_name());
                 t.eq_ignore_ascii_case(name.as_bytes())
             }
             None => !expired || db.find_live(&k).is_some(),
@@ -395,7 +387,7 @@ fn ttl(ctx: &mut Ctx, args: Args) -> CmdResult {
     let name = args[0].to_ascii_lowercase();
     let ms = name.starts_with(b"p");
     let absolute = name.ends_with(b"time");
-    let Some(e) = lookup_no_touch(ctx.db(), &args[1]) else {
+    let Some(e) = ctx.db().lookup_no_touch(&args[1]) else {
         ctx.out.int(-2);
         return Ok(());
     };

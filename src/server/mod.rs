@@ -763,27 +763,23 @@ impl<'a> Io<'a> {
             s.expired_stale_perc = perc * 0.05 + s.expired_stale_perc * 0.95;
         }
         self.state.stats.expire_cycle_cpu_ms += (clock::monotonic_us() - start) / 1000;
-        if store::events_recorded() {
-            let mut out = crate::resp::reply::Reply::default();
-            let db = 0;
-            let mut ctx = Ctx {
-                srv: self.state,
-                clients: self.clients,
-                // No client runs this: every subscriber is another client.
-                id: usize::MAX,
-                db,
-                out: &mut out,
-                reactor: None,
-            };
-            notify::flush_store_events(&mut ctx);
+        if gone.is_empty() && !store::events_recorded() {
+            return;
         }
+        let mut out = crate::resp::reply::Reply::default();
+        let mut ctx = Ctx {
+            srv: self.state,
+            clients: self.clients,
+            // No client runs this: every watcher and subscriber is another client.
+            id: usize::MAX,
+            db: 0,
+            out: &mut out,
+            reactor: None,
+        };
+        notify::flush_store_events(&mut ctx);
         // As Redis's active expiry, a reclaimed key is a change for its watchers.
         for (db, key) in gone {
-            for &c in self.state.key_events.modified(db, &key) {
-                if let Some(client) = self.clients.get_mut(c) {
-                    crate::cmd::multi::touch(client, db, &key, false);
-                }
-            }
+            ctx.signal_modified_in(db, &key);
         }
     }
 

@@ -160,11 +160,21 @@ impl Db {
 
     /// Looks a key up for reading: counts a hit or miss and refreshes its access time.
     pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.lookup_read(key, !clock::no_touch())
+    }
+
+    /// `lookup` that leaves the access time alone (Redis's `LOOKUP_NOTOUCH`: EXISTS, TYPE, the TTL
+    /// family), still counted and still raising `keymiss`.
+    pub fn lookup_no_touch(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.lookup_read(key, false)
+    }
+
+    fn lookup_read(&mut self, key: &[u8], touch: bool) -> Option<&mut Entry> {
         match self.find_live(key) {
             Some(slot) => {
                 self.stats.hits += 1;
                 let e = self.dict.value_at_mut(slot);
-                if !clock::no_touch() {
+                if touch {
                     e.lru = clock::lru_now();
                 }
                 Some(e)
