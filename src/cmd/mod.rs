@@ -97,6 +97,36 @@ impl Ctx<'_> {
         self.signal_modified_in(self.db, key);
     }
 
+    /// What a store command (SINTERSTORE, ZRANGESTORE, BITOP, SORT ... STORE) does with its result:
+    /// `Some(value)` replaces `dst` (without a TTL), notified as `event` of `class`, counting
+    /// `changes` in `dirty`; `None` (an empty result) deletes `dst` if it is stored, even expired
+    /// (Redis's `dbDelete`), notified as `del`.
+    pub fn store_result(
+        &mut self,
+        dst: &[u8],
+        value: Option<crate::store::Value>,
+        class: u32,
+        event: &str,
+        changes: u64,
+    ) {
+        let db = &mut self.srv.dbs[self.db];
+        match value {
+            Some(v) => {
+                db.set(dst, v, Some(crate::store::NO_EXPIRE));
+                self.signal_modified(dst);
+                self.notify(class, event, dst);
+                self.srv.dirty += changes;
+            }
+            None => {
+                if db.remove(dst).is_some() {
+                    self.signal_modified(dst);
+                    self.notify(crate::server::notify::GENERIC, "del", dst);
+                    self.srv.dirty += 1;
+                }
+            }
+        }
+    }
+
     /// `signal_modified` for a key of another database (MOVE, COPY ... DB, SWAPDB).
     pub fn signal_modified_in(&mut self, db: usize, key: &[u8]) {
         if self.srv.key_events.is_empty() {

@@ -13,7 +13,7 @@ use super::{
 use crate::resp::reply::{Reply, SYNTAX, WRONGTYPE};
 use crate::server::notify::{GENERIC, SET};
 use crate::store::set::Member;
-use crate::store::{glob, Db, Entry, Set, Value, NO_EXPIRE};
+use crate::store::{glob, Db, Entry, Set, Value};
 use crate::util::rand_u64;
 
 const GROUP: &str = "set";
@@ -374,19 +374,8 @@ fn sources<'d>(db: &'d mut Db, keys: &[&[u8]]) -> Result<Vec<Option<&'d Set>>, C
 /// size.
 fn store_result(ctx: &mut Ctx, dst: &[u8], result: Set, event: &str) {
     let n = result.len();
-    if n > 0 {
-        ctx.db()
-            .set(dst, Value::Set(Box::new(result)), Some(NO_EXPIRE));
-        ctx.signal_modified(dst);
-        ctx.notify(SET, event, dst);
-        ctx.srv.dirty += 1;
-    } else if ctx.db().remove(dst).is_some() {
-        // As Redis's dbDelete: a destination whose time has passed but is still stored counts as
-        // deleted too.
-        ctx.signal_modified(dst);
-        ctx.notify(GENERIC, "del", dst);
-        ctx.srv.dirty += 1;
-    }
+    let value = (n > 0).then(|| Value::Set(Box::new(result)));
+    ctx.store_result(dst, value, SET, event, 1);
     ctx.out.int(n as i64);
 }
 

@@ -22,7 +22,7 @@ use crate::resp::reply::{Reply, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
 use crate::server::notify::{GENERIC, ZSET};
 use crate::store::zset::{Limits, NodeId, Range};
-use crate::store::{glob, Db, Entry, Set, Value, ZSet, NO_EXPIRE};
+use crate::store::{glob, Db, Entry, Set, Value, ZSet};
 use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
 
 const GROUP: &str = "sorted-set";
@@ -546,17 +546,8 @@ fn range_generic(
 /// `zunionInterDiffGenericCommand`).
 fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
     let n = z.len();
-    let db = ctx.db();
-    if n > 0 {
-        db.set(dst, Value::ZSet(Box::new(z)), Some(NO_EXPIRE));
-        ctx.signal_modified(dst);
-        ctx.notify(ZSET, event, dst);
-        ctx.srv.dirty += 1;
-    } else if db.remove(dst).is_some() {
-        ctx.signal_modified(dst);
-        ctx.notify(GENERIC, "del", dst);
-        ctx.srv.dirty += 1;
-    }
+    let value = (n > 0).then(|| Value::ZSet(Box::new(z)));
+    ctx.store_result(dst, value, ZSET, event, 1);
     ctx.out.int(n as i64);
 }
 
