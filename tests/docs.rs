@@ -103,7 +103,7 @@ fn display_syntax(syntax: &str) -> String {
             return;
         }
         let w = match word.split_once(':') {
-            Some((n, "integer" | "double" | "key" | "unix-time")) => n.to_string(),
+            Some((n, "integer" | "double" | "key" | "key-pattern" | "unix-time")) => n.to_string(),
             Some((_, t)) if is_keyword(t) => t.to_string(),
             _ => word.clone(),
         };
@@ -217,6 +217,9 @@ fn key_specs_text(c: &Command) -> Option<String> {
                         keystep: 1,
                     },
                 ) => format!("the keys counted by argument {i}"),
+                (BeginSearch::Unknown, FindKeys::Unknown) => {
+                    "arguments at no fixed position".to_string()
+                }
                 other => format!("{other:?}"),
             };
             let mut t = format!("`{}` on {at}", flags.join(" "));

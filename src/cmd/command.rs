@@ -20,8 +20,11 @@ pub fn acl_bits(c: &Command) -> u32 {
     // A container only dispatches: Redis gives it no category of its group (OBJECT is @slow only).
     if c.handler.is_some() {
         cats |= match c.group {
-            "generic" => acl::KEYSPACE,
+            // A generic command that names the types it works on (SORT: @set @sortedset @list) is
+            // in those instead.
+            "generic" if c.acl & (acl::SET | acl::SORTEDSET | acl::LIST) == 0 => acl::KEYSPACE,
             "string" => acl::STRING,
+            "bitmap" => acl::BITMAP,
             "connection" => acl::CONNECTION,
             "list" => acl::LIST,
             "hash" => acl::HASH,
@@ -246,6 +249,11 @@ pub struct DocArg {
     pub token: Option<String>,
     pub optional: bool,
     pub multiple: bool,
+    /// Repeated with its token each time (`GET pattern [GET pattern ...]`).
+    pub multiple_token: bool,
+    /// A pattern that names keys (SORT's `BY` and `GET`, written `pattern:key-pattern`): these
+    /// share one key spec.
+    pub key_pattern: bool,
     pub args: Vec<DocArg>,
     /// The version that added it (the row's `arg_since`).
     pub since: Option<&'static str>,
@@ -290,6 +298,8 @@ fn leaf(word: &str) -> DocArg {
             token: Some(word.to_string()),
             optional: false,
             multiple: false,
+            multiple_token: false,
+            key_pattern: false,
             args: Vec::new(),
             since: None,
             key_spec_index: None,
@@ -306,6 +316,7 @@ fn leaf(word: &str) -> DocArg {
         Some((n, "double")) => (n, "double"),
         Some((n, "key")) => (n, "key"),
         Some((n, "unix-time")) => (n, "unix-time"),
+        Some((n, "key-pattern")) => (n, "pattern"),
         _ if word == "key" => (word, "key"),
         _ if word == "pattern" => (word, "pattern"),
         // A colon that is not a type suffix is part of the name (`ip:port`).
@@ -317,6 +328,8 @@ fn leaf(word: &str) -> DocArg {
         token: None,
         optional: false,
         multiple: false,
+        multiple_token: false,
+        key_pattern: word.ends_with(":key-pattern"),
         args: Vec::new(),
         since: None,
         key_spec_index: None,
@@ -330,6 +343,8 @@ fn block(name: &str, kind: &'static str, args: Vec<DocArg>) -> DocArg {
         token: None,
         optional: false,
         multiple: false,
+        multiple_token: false,
+        key_pattern: false,
         args,
         since: None,
         key_spec_index: None,
@@ -415,6 +430,7 @@ fn parse_seq(toks: &[String], pos: &mut usize) -> Vec<DocArg> {
                         let repeated = cur.split_off(cur.len() - n);
                         let mut one = as_one(repeated);
                         one.multiple = true;
+                        one.multiple_token = n > 1 && one.token.is_some();
                         cur.push(one);
                         continue;
                     }
@@ -471,15 +487,30 @@ pub fn doc_args(syntax: &str) -> Vec<DocArg> {
 }
 
 /// A row's argument tree as COMMAND DOCS sends it: each key with the index of its key spec (in
-/// order, the last spec for any further keys), arguments with the version that added them.
+/// order, the last spec for any further keys; every key pattern with the one spec they share, next
+/// after the keys before the first), arguments with the version that added them.
 pub fn command_doc_args(c: &Command) -> Vec<DocArg> {
-    fn number_keys(args: &mut [DocArg], specs: usize, seen: &mut usize) {
+    fn number_keys(
+        args: &mut [DocArg],
+        specs: usize,
+        seen: &mut usize,
+        patterns: &mut Option<usize>,
+    ) {
         for a in args {
-            if a.kind == "key" && specs > 0 {
-                a.key_spec_index = Some((*seen).min(specs - 1));
-                *seen += 1;
+            if specs > 0 && (a.kind == "key" || a.key_pattern) {
+                let index = match (a.key_pattern, *patterns) {
+                    (true, Some(shared)) => shared,
+                    _ => {
+                        *seen += 1;
+                        *seen - 1
+                    }
+                };
+                if a.key_pattern {
+                    *patterns = Some(index);
+                }
+                a.key_spec_index = Some(index.min(specs - 1));
             }
-            number_keys(&mut a.args, specs, seen);
+            number_keys(&mut a.args, specs, seen, patterns);
         }
     }
     /// The argument at `path`: `name` is the first argument so named, depth first; `outer.name`
@@ -504,7 +535,7 @@ pub fn command_doc_args(c: &Command) -> Vec<DocArg> {
         None
     }
     let mut args = doc_args(c.syntax);
-    number_keys(&mut args, c.key_specs.as_slice().len(), &mut 0);
+    number_keys(&mut args, c.key_specs.as_slice().len(), &mut 0, &mut None);
     for &(path, version) in c.arg_since {
         if let Some(a) = find(&mut args, path) {
             a.since = Some(version);
@@ -518,11 +549,15 @@ fn reply_doc_arg(out: &mut Reply, a: &DocArg) {
     fields += a.key_spec_index.is_some() as usize;
     fields += a.token.is_some() as usize;
     fields += a.since.is_some() as usize;
-    let flags: Vec<&str> = [("optional", a.optional), ("multiple", a.multiple)]
-        .iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| *n)
-        .collect();
+    let flags: Vec<&str> = [
+        ("optional", a.optional),
+        ("multiple", a.multiple),
+        ("multiple_token", a.multiple_token),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(n, _)| *n)
+    .collect();
     fields += !flags.is_empty() as usize;
     fields += !a.args.is_empty() as usize;
     out.map(fields);

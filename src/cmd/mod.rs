@@ -27,6 +27,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod set;
+pub mod sort;
 pub mod string;
 pub mod zset;
 
@@ -528,6 +529,7 @@ fn families() -> &'static [&'static [Command]] {
         hash::COMMANDS,
         set::COMMANDS,
         keys::COMMANDS,
+        sort::COMMANDS,
         list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
@@ -863,6 +865,7 @@ mod tests {
             include_str!("function.rs"),
             include_str!("pubsub.rs"),
             include_str!("goblin.rs"),
+            include_str!("sort.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

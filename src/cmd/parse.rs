@@ -179,7 +179,7 @@ fn parse_hex_float(arg: &[u8]) -> Option<f64> {
 /// C's `strtod` on `arg` (NUL-terminated copy): the value and how many bytes it consumed, with
 /// whether it over- or underflowed (`ERANGE`). Redis parses scores this way, so hex floats, `inf`,
 /// `infinity` and denormals behave exactly as in redis-server.
-fn strtod(arg: &[u8]) -> (f64, usize, bool) {
+pub(crate) fn strtod(arg: &[u8]) -> (f64, usize, bool) {
     let mut buf = Vec::with_capacity(arg.len() + 1);
     buf.extend_from_slice(arg);
     buf.push(0);
