@@ -223,6 +223,66 @@ fn strings() {
     ]);
 }
 
+/// LCS: the subsequence, LEN, IDX with MINMATCHLEN and WITHMATCHLEN (RESP2 and RESP3), missing
+/// keys as empty strings, integer-encoded strings, the errors, and the transient-memory bound.
+#[test]
+fn lcs() {
+    common::compare_both(&[
+        &[
+            "MSET key1 ohmytext key2 mynewtext n 12345 m 2345 e \"\"",
+            "LCS key1 key2",
+            "LCS key1 key2 LEN",
+            "LCS key1 key2 IDX",
+            "LCS key1 key2 IDX MINMATCHLEN 4",
+            "LCS key1 key2 IDX MINMATCHLEN 4 WITHMATCHLEN",
+            "LCS key1 key2 withmatchlen idx",
+            "LCS key1 key2 IDX MINMATCHLEN -5",
+            "LCS key1 key2 LEN MINMATCHLEN 3",
+            "LCS key1 key2 WITHMATCHLEN",
+            "LCS key1 key1 IDX WITHMATCHLEN",
+            "LCS n m IDX WITHMATCHLEN",
+            "LCS n nokey",
+            "LCS nokey key1 IDX",
+            "LCS e key1 LEN",
+            "?keyspace_hits",
+            "?keyspace_misses",
+        ],
+        &[
+            "SET a abcXdefYghi",
+            "SET b ZabcdefWWghiV",
+            "LCS a b",
+            "LCS a b IDX WITHMATCHLEN",
+            "LCS a b IDX MINMATCHLEN 3 WITHMATCHLEN",
+            "LCS b a IDX",
+        ],
+        &[
+            "HSET h f v",
+            "SET s text",
+            "LCS h s",
+            "LCS s h LEN IDX",
+            "LCS s s IDX LEN",
+            "LCS s s MINMATCHLEN",
+            "LCS s s MINMATCHLEN 1.5",
+            "LCS s s MINMATCHLEN 99999999999999999999",
+            "LCS s s FOO",
+            "LCS s",
+            "?keyspace_hits",
+            "?keyspace_misses",
+        ],
+        &[
+            // (20001 × 20001) 4-byte cells are past the default 512 MB proto-max-bulk-len.
+            "SETRANGE big1 20000 x",
+            "SETRANGE big2 20000 y",
+            "LCS big1 big2 LEN",
+            "CONFIG SET proto-max-bulk-len 1mb",
+            "SETRANGE small 600 z",
+            "LCS small small LEN",
+            "CONFIG SET proto-max-bulk-len 512mb",
+            "LCS small small LEN",
+        ],
+    ]);
+}
+
 #[test]
 fn keys_and_expiry() {
     compare(&[

@@ -298,6 +298,7 @@ fn title(text: &str) -> Option<&str> {
 fn section(c: &Command) -> String {
     match c.group {
         "string" => "Strings".into(),
+        "bitmap" => "Bitmaps".into(),
         "generic" => "Keys (generic)".into(),
         "hash" => "Hashes".into(),
         "list" => "Lists".into(),
@@ -329,6 +330,7 @@ fn engine_title(e: EngineId) -> &'static str {
 
 const SECTION_ORDER: &[&str] = &[
     "Strings",
+    "Bitmaps",
     "Keys (generic)",
     "Hashes",
     "Lists",

@@ -12,6 +12,7 @@
 //! A handler is `fn(&mut Ctx, Args) -> CmdResult`: it reads its arguments, works on the store, and
 //! answers through `ctx.out` (the reply builder) or by returning an error, which the gate replies.
 
+pub mod bitops;
 pub mod command;
 pub mod connection;
 pub mod function;
@@ -526,6 +527,7 @@ impl Command {
 fn families() -> &'static [&'static [Command]] {
     &[
         string::COMMANDS,
+        bitops::COMMANDS,
         hash::COMMANDS,
         set::COMMANDS,
         keys::COMMANDS,
@@ -852,6 +854,7 @@ mod tests {
     fn every_handler_has_a_row() {
         let families = [
             include_str!("string.rs"),
+            include_str!("bitops.rs"),
             include_str!("keys.rs"),
             include_str!("list.rs"),
             include_str!("connection.rs"),

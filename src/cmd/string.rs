@@ -1,4 +1,4 @@
-//! Strings (Redis's t_string.c): GET, SET and its variants, counters, ranges, APPEND.
+//! Strings (Redis's t_string.c): GET, SET and its variants, counters, ranges, APPEND, LCS.
 
 use super::keyspec::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::parse::{int, is};
@@ -583,6 +583,169 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+///
+/// # Format
+/// `LCS key1 key2` — the longest common subsequence of the two strings (a missing key is the empty
+/// string). `LEN`: its length. `IDX`: a map of `matches` (the matching ranges in both strings,
+/// last first, each `[[a_start, a_end], [b_start, b_end]]`, plus its length with `WITHMATCHLEN`;
+/// only those at least `MINMATCHLEN` long) and `len`.
+fn lcs(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.db];
+    // Both keys are looked up (a hit or a miss each) before either's type is checked, as Redis.
+    let a = lcs_operand(db, &args[1]);
+    let b = lcs_operand(db, &args[2]);
+    let (Some(a), Some(b)) = (a, b) else {
+        return Err("ERR The specified keys must contain string values".into());
+    };
+    let (mut want_len, mut want_idx, mut with_match_len, mut min_match_len) =
+        (false, false, false, 0);
+    let mut i = 3;
+    while i < args.len() {
+        let opt = &args[i];
+        if is(opt, "idx") {
+            want_idx = true;
+        } else if is(opt, "len") {
+            want_len = true;
+        } else if is(opt, "withmatchlen") {
+            with_match_len = true;
+        } else if is(opt, "minmatchlen") && i + 1 < args.len() {
+            min_match_len = int(&args[i + 1])?.max(0) as u64;
+            i += 1;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        i += 1;
+    }
+    if want_idx && want_len {
+        return Err("ERR If you want both the length and indexes, please just use IDX.".into());
+    }
+    let table = lcs_table(&a, &b, ctx.srv.config.proto_max_bulk_len)?;
+    let width = b.len() + 1;
+    let at = |i: usize, j: usize| table[j + i * width];
+    let total = at(a.len(), b.len()) as usize;
+    if want_len {
+        ctx.out.int(total as i64);
+        return Ok(());
+    }
+    // Walk back from the end: the common bytes (written last first), and the contiguous ranges
+    // they form, emitted when one ends.
+    let mut common = vec![0u8; total];
+    let mut ranges: Vec<[u64; 5]> = Vec::new();
+    let (mut i, mut j, mut left) = (a.len(), b.len(), total);
+    // (a_start, a_end, b_start, b_end) of the range being grown backwards.
+    let mut range: Option<[usize; 4]> = None;
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            common[left - 1] = a[i - 1];
+            match &mut range {
+                None => range = Some([i - 1, i - 1, j - 1, j - 1]),
+                Some(r) if r[0] == i && r[2] == j => {
+                    r[0] -= 1;
+                    r[2] -= 1;
+                }
+                Some(_) => emit = true,
+            }
+            // A range that reached the start of either string ends here.
+            if range.is_some_and(|r| r[0] == 0 || r[2] == 0) {
+                emit = true;
+            }
+            left -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if at(i - 1, j) > at(i, j - 1) {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = range.is_some();
+        }
+        if emit {
+            if let Some(r) = range.take() {
+                let len = (r[1] - r[0] + 1) as u64;
+                if len >= min_match_len {
+                    ranges.push([r[0] as u64, r[1] as u64, r[2] as u64, r[3] as u64, len]);
+                }
+            }
+        }
+    }
+    if !want_idx {
+        ctx.out.bulk(&common);
+        return Ok(());
+    }
+    ctx.out.map(2);
+    ctx.out.bulk(b"matches");
+    ctx.out.array(ranges.len());
+    for r in &ranges {
+        ctx.out.array(2 + usize::from(with_match_len));
+        for pair in [[r[0], r[1]], [r[2], r[3]]] {
+            ctx.out.array(2);
+            ctx.out.int(pair[0] as i64);
+            ctx.out.int(pair[1] as i64);
+        }
+        if with_match_len {
+            ctx.out.int(r[4] as i64);
+        }
+    }
+    ctx.out.bulk(b"len");
+    ctx.out.int(total as i64);
+    Ok(())
+}
+
+/// An LCS operand: the string's bytes (empty when the key is missing), `None` for another type.
+fn lcs_operand(db: &mut Db, key: &[u8]) -> Option<Vec<u8>> {
+    match db.lookup(key) {
+        None => Some(Vec::new()),
+        Some(e) => match &e.val {
+            Value::Str(s) => Some(s.with_bytes(|b| b.to_vec())),
+            _ => None,
+        },
+    }
+}
+
+/// The dynamic-programming table: entry `j + i * (b.len() + 1)` is the LCS length of `a[..i]` and
+/// `b[..j]`. Its size is bounded by `proto-max-bulk-len`, as Redis bounds it, and an allocation
+/// failure is an error reply rather than an abort.
+fn lcs_table(a: &[u8], b: &[u8], max_bytes: i64) -> Result<Vec<u32>, CmdError> {
+    if a.len() >= u32::MAX as usize - 1 || b.len() >= u32::MAX as usize - 1 {
+        return Err("ERR String too long for LCS".into());
+    }
+    let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1);
+    let bytes = cells.checked_mul(4).filter(|&n| n < isize::MAX as u64);
+    match bytes {
+        Some(n) if n > max_bytes as u64 => {
+            return Err(
+                "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+                    .into(),
+            )
+        }
+        Some(_) => {}
+        None => {
+            return Err(
+                "ERR Insufficient memory, failed allocating transient memory for LCS".into(),
+            )
+        }
+    }
+    let mut table = Vec::new();
+    if table.try_reserve_exact(cells as usize).is_err() {
+        return Err("ERR Insufficient memory, failed allocating transient memory for LCS".into());
+    }
+    table.resize(cells as usize, 0u32);
+    let width = b.len() + 1;
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            table[j + i * width] = if a[i - 1] == b[j - 1] {
+                table[(j - 1) + (i - 1) * width] + 1
+            } else {
+                table[j + (i - 1) * width].max(table[(j - 1) + i * width])
+            };
+        }
+    }
+    Ok(table)
+}
+
 pub const COMMANDS: &[Command] = &[
     Command::new("get", get, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Get the value of a key", "1.0.0", "O(1)", "key"),
@@ -637,4 +800,6 @@ pub const COMMANDS: &[Command] = &[
         .doc("Get a substring of the string stored at a key", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "key start:integer end:integer"),
     Command::new("setrange", setrange, 4, WRITE | DENYOOM).key(1, RW | UPDATE).group(GROUP)
         .doc("Overwrite part of a string at key starting at the specified offset", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "key offset:integer value"),
+    Command::new("lcs", lcs, -3, READONLY).key_range(1, 1, 1, RO | ACCESS).group(GROUP)
+        .doc("Find longest common substring", "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively", "key1:key key2:key [LEN] [IDX] [MINMATCHLEN len:integer] [WITHMATCHLEN]"),
 ];
