@@ -55,6 +55,31 @@ pub fn fmt_i64(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
+/// Appends `bytes` quoted and escaped as Redis's `sdscatrepr` does: `\\` and `"` backslashed,
+/// `\n \r \t \a \b` as escapes, other bytes outside printable ASCII as `\xHH`.
+pub fn cat_repr(out: &mut String, bytes: &[u8]) {
+    use std::fmt::Write as _;
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'\\' | b'"' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out.push('"');
+}
+
 /// Redis's `string2d`-style strict float parse (used for timeouts and similar): the whole string must
 /// be a number, no leading space, and NaN is refused.
 pub fn parse_f64(s: &[u8]) -> Option<f64> {

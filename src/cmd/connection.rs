@@ -61,6 +61,7 @@ fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let c = &mut ctx.clients[id];
     super::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
     ctx.srv.pubsub.unsubscribe_all(&mut c.subs, id);
+    super::monitor::stop(ctx.srv, c, id);
     let c = ctx.client();
     c.db = 0;
     c.name.clear();

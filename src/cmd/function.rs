@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use super::parse::is;
 use super::{
-    err, Args, CmdResult, Command, Ctx, ALLOW_BUSY, DENYOOM, LOADING, MOVABLEKEYS, NOSCRIPT,
-    NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE, WRITE,
+    err, Args, CmdResult, Command, Ctx, ALLOW_BUSY, DENYOOM, LOADING, MAY_REPLICATE, MOVABLEKEYS,
+    NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE, WRITE,
 };
 use crate::persist::rdb;
 use crate::script::function::engine_label;
@@ -461,7 +461,7 @@ const SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("fcall", fcall, -3, FCALL_FLAGS)
+    Command::new("fcall", fcall, -3, FCALL_FLAGS | MAY_REPLICATE)
         .key_num(2, RW | ACCESS | UPDATE)
         .key_notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")
         .key_finder(fcall_keys)

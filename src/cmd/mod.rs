@@ -21,6 +21,7 @@ pub mod hash;
 pub mod keys;
 pub mod keyspec;
 pub mod list;
+pub mod monitor;
 pub mod multi;
 pub mod parse;
 pub mod persist;
@@ -28,6 +29,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod set;
+pub mod slowlog;
 pub mod sort;
 pub mod string;
 pub mod zset;
@@ -535,6 +537,8 @@ fn families() -> &'static [&'static [Command]] {
         list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
+        slowlog::COMMANDS,
+        monitor::COMMANDS,
         persist::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
@@ -869,6 +873,8 @@ mod tests {
             include_str!("pubsub.rs"),
             include_str!("goblin.rs"),
             include_str!("sort.rs"),
+            include_str!("slowlog.rs"),
+            include_str!("monitor.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

@@ -8,7 +8,10 @@
 
 use super::keyspec::NOT_KEY;
 use super::parse::text;
-use super::{err, Args, CmdResult, Command, Ctx, FAST, LOADING, NOSCRIPT, PUBSUB, STALE, SUB_OK};
+use super::{
+    err, Args, CmdResult, Command, Ctx, FAST, LOADING, MAY_REPLICATE, NOSCRIPT, PUBSUB, STALE,
+    SUB_OK,
+};
 use crate::server::pubsub::{Kind, PubSub};
 use crate::store::glob;
 
@@ -290,10 +293,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("sunsubscribe", sunsubscribe, -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUB_OK).key_range(1, -1, 1, NOT_KEY)
         .group(GROUP)
         .doc("Stop listening for messages posted to the given shard channels", "7.0.0", "O(N) where N is the number of clients already subscribed to a shard channel.", "[shardchannel [shardchannel ...]]"),
-    Command::new("publish", publish, 3, PUBSUB | LOADING | STALE | FAST)
+    Command::new("publish", publish, 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE)
         .group(GROUP)
         .doc("Post a message to a channel", "2.0.0", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", "channel message"),
-    Command::new("spublish", spublish, 3, PUBSUB | LOADING | STALE | FAST).key(1, NOT_KEY)
+    Command::new("spublish", spublish, 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE).key(1, NOT_KEY)
         .group(GROUP)
         .doc("Post a message to a shard channel", "7.0.0", "O(N) where N is the number of clients subscribed to the receiving shard channel.", "shardchannel message"),
     Command::container("pubsub", -2, PUBSUB_SUBCOMMANDS)

@@ -6,8 +6,8 @@
 use super::keyspec::{ACCESS, RO, RW, UPDATE};
 use super::parse::{int, is};
 use super::{
-    Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, LOADING, MOVABLEKEYS, NOSCRIPT,
-    NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE,
+    Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, LOADING, MAY_REPLICATE, MOVABLEKEYS,
+    NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE,
 };
 use crate::script::cache::{parse_sha, sha1_hex, Sha};
 use crate::script::{Engine, EngineId, Run};
@@ -192,6 +192,8 @@ const WORST_RO: &str =
     "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS";
 
 const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS;
+/// EVAL and EVALSHA (not their _RO forms) may replicate: a monitor may not run them.
+const EVAL_RW_FLAGS: u32 = EVAL_FLAGS | MAY_REPLICATE;
 
 /// The `SCRIPT` subcommand rows of an engine whose commands start with `$p` (`""` for Lua,
 /// `"luau."` for Luau); `$lang` names the language in the summaries.
@@ -247,7 +249,7 @@ macro_rules! script_subcommands {
 macro_rules! eval_commands {
     ($p:literal, $lang:literal, $subs:expr) => {
         &[
-            Command::new(concat!($p, "eval"), eval, -3, EVAL_FLAGS)
+            Command::new(concat!($p, "eval"), eval, -3, EVAL_RW_FLAGS)
                 .key_num(2, RW | ACCESS | UPDATE)
                 .key_notes(WORST_RW)
                 .key_finder(eval_keys)
@@ -258,7 +260,7 @@ macro_rules! eval_commands {
                     "Depends on the script that is executed.",
                     "script numkeys:integer [key [key ...]] [arg [arg ...]]",
                 ),
-            Command::new(concat!($p, "evalsha"), evalsha, -3, EVAL_FLAGS)
+            Command::new(concat!($p, "evalsha"), evalsha, -3, EVAL_RW_FLAGS)
                 .key_num(2, RW | ACCESS | UPDATE)
                 .key_finder(eval_keys)
                 .group(GROUP)

@@ -646,8 +646,9 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `CONFIG SET parameter value [parameter value ...]` — `+OK`; all or nothing.
 fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
+    // A parameter without its value (the arity lets an odd count through).
     if !args.len().is_multiple_of(2) {
-        return Err(err("wrong number of arguments for 'config|set' command"));
+        return Err(SYNTAX.into());
     }
     let mut seen: Vec<&'static str> = Vec::new();
     let mut changes = Vec::new();

@@ -190,23 +190,8 @@ fn manifest_field(name: &str) -> String {
     {
         return name.to_string();
     }
-    let mut s = String::from("\"");
-    for b in name.bytes() {
-        match b {
-            b'\\' | b'"' => {
-                s.push('\\');
-                s.push(b as char);
-            }
-            b'\n' => s.push_str("\\n"),
-            b'\r' => s.push_str("\\r"),
-            b'\t' => s.push_str("\\t"),
-            0x20..=0x7e => s.push(b as char),
-            _ => {
-                let _ = write!(s, "\\x{b:02x}");
-            }
-        }
-    }
-    s.push('"');
+    let mut s = String::new();
+    crate::util::cat_repr(&mut s, name.as_bytes());
     s
 }
 

@@ -111,6 +111,11 @@ impl Blocking {
     pub fn keeps_blocked(&self) -> bool {
         self.keep_blocked
     }
+
+    /// True while a blocked client's command runs again because a key it waits on is ready.
+    pub fn reprocessing(&self) -> bool {
+        self.serving.is_some()
+    }
 }
 
 impl Ctx<'_> {
@@ -293,6 +298,7 @@ pub fn unblock_by_request(
         reply_null(&mut c.out, b.wait.on_timeout);
     }
     count_call(srv, c);
+    crate::cmd::slowlog::record_unblocked(srv, c);
     unblock(srv, clients, id);
     true
 }

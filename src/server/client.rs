@@ -94,6 +94,8 @@ pub struct Client {
     pub subs: crate::server::pubsub::Subs,
     /// Over its output buffer limit: gets no more output and closes this loop turn.
     pub close_asap: bool,
+    /// In MONITOR mode: gets every command the server runs (`cmd::monitor`).
+    pub monitor: bool,
     /// Since when the output has been over the soft limit.
     pub obuf_soft_since: Option<Instant>,
 }
@@ -131,6 +133,7 @@ impl Client {
             tx: Default::default(),
             subs: Default::default(),
             close_asap: false,
+            monitor: false,
             obuf_soft_since: None,
         }
     }
@@ -165,6 +168,9 @@ impl Client {
     /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
     pub fn info_line(&self, resp: u8) -> String {
         let mut flags = String::new();
+        if self.monitor {
+            flags.push('O');
+        }
         if self.subs.total() > 0 {
             flags.push('P');
         }

@@ -5,7 +5,8 @@
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
 use crate::cmd::{
-    multi, Args, Ctx, ALLOW_BUSY, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, SUB_OK, WRITE,
+    monitor, multi, Args, Ctx, ALLOW_BUSY, MAY_REPLICATE, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE,
+    READONLY, SUB_OK, WRITE,
 };
 use crate::server::client::ReplyMode;
 use crate::util::clock;
@@ -76,9 +77,14 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
 
 /// Rejects a command that `check` refused: counts it in rejected_calls and replies the error. A
 /// refused EXEC also ends the transaction, as Redis's `execCommandAbort`.
-fn reject(ctx: &mut Ctx, idx: usize, msg: &str) -> Option<usize> {
+fn reject(ctx: &mut Ctx, idx: usize, args: Args, msg: &str) -> Option<usize> {
     ctx.srv.table.stats[idx].rejected += 1;
     if ctx.srv.table.rows[idx].name == "exec" {
+        // Monitors see an EXEC refused before running too (Redis's `execCommandAbort`).
+        if !ctx.srv.monitors.is_empty() {
+            let cmd = ctx.srv.table.rows[idx];
+            monitor::feed(ctx, cmd, args);
+        }
         let c = &mut ctx.clients[ctx.id];
         multi::discard_transaction(&mut ctx.srv.key_events, ctx.id, c);
         let why = msg.strip_prefix("ERR ").unwrap_or(msg);
@@ -141,7 +147,7 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     let cmd = ctx.srv.table.rows[idx];
     if !runnable(ctx, idx, args.len()) {
         let msg = format!("ERR wrong number of arguments for '{}' command", cmd.name);
-        return reject(ctx, idx, &msg);
+        return reject(ctx, idx, args, &msg);
     }
     let client = &mut ctx.clients[ctx.id];
     client.last_cmd = cmd.name;
@@ -149,19 +155,33 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         if ctx.srv.config.requirepass.is_empty() {
             client.authenticated = true;
         } else {
-            return reject(ctx, idx, "NOAUTH Authentication required.");
+            return reject(ctx, idx, args, "NOAUTH Authentication required.");
         }
     }
     if cmd.has(NO_MULTI) && client.tx.in_multi() {
-        return reject(ctx, idx, "ERR Command not allowed inside a transaction");
+        return reject(
+            ctx,
+            idx,
+            args,
+            "ERR Command not allowed inside a transaction",
+        );
+    }
+    // A monitor is a replica to Redis: it may not touch the keyspace.
+    if client.monitor && cmd.has(READONLY | WRITE | MAY_REPLICATE) {
+        return reject(
+            ctx,
+            idx,
+            args,
+            "ERR Replica can't interact with the keyspace",
+        );
     }
     if !ctx.out.resp3 && !cmd.has(SUB_OK) && client.subs.total() > 0 {
         let msg = format!("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.name);
-        return reject(ctx, idx, &msg);
+        return reject(ctx, idx, args, &msg);
     }
     if ctx.srv.scripting.running.busy && !cmd.has(ALLOW_BUSY) {
         let busy = ctx.srv.scripting.running.busy_error();
-        return reject(ctx, idx, busy);
+        return reject(ctx, idx, args, busy);
     }
     // `stop-writes-on-bgsave-error`: after a failed background save, writes (and PING, as Redis)
     // are refused until a save succeeds.
@@ -170,11 +190,11 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         && ctx.srv.config.stop_writes_on_bgsave_error
         && !crate::persist::save_rules(&ctx.srv.config).is_empty()
     {
-        return reject(ctx, idx, crate::persist::MISCONF_ERROR);
+        return reject(ctx, idx, args, crate::persist::MISCONF_ERROR);
     }
     if cmd.has(WRITE) {
         if let Some(msg) = crate::persist::aof::write_error(ctx.srv) {
-            return reject(ctx, idx, &msg);
+            return reject(ctx, idx, args, &msg);
         }
     }
     Some(idx)
@@ -199,8 +219,16 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     };
     // The AOF records what the command did (its effect), once it has run.
     let aof_mark = crate::persist::aof::before_call(ctx);
+    // A served blocked command was shown to monitors when it blocked.
+    let monitored = !ctx.srv.monitors.is_empty() && !ctx.srv.blocking.reprocessing();
+    if monitored && monitor::fed_before(cmd) {
+        monitor::feed(ctx, cmd, args);
+    }
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
+    }
+    if monitored && monitor::fed_after(cmd) {
+        monitor::feed(ctx, cmd, args);
     }
     crate::server::notify::flush_store_events(ctx);
     let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
@@ -219,6 +247,9 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     let errors = ctx.out.errors.len();
     let failed = errors > ctx.srv.stats.err_mark;
     ctx.srv.stats.err_mark = errors;
+    if !blocked {
+        crate::cmd::slowlog::record(ctx, cmd, args, elapsed / 1000);
+    }
     let stats = &mut ctx.srv.table.stats[idx];
     stats.calls += u64::from(!blocked);
     stats.nsec += elapsed;

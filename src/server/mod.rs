@@ -60,6 +60,9 @@ pub struct State {
     next_client_id: u64,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the cron reclaims expired keys nobody reads.
     pub active_expire_enabled: bool,
+    pub slowlog: crate::cmd::slowlog::Slowlog,
+    /// Slab keys of the clients in MONITOR mode.
+    pub monitors: Vec<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -113,6 +116,8 @@ impl State {
             persist: crate::persist::Persist::default(),
             next_client_id: 1,
             active_expire_enabled: true,
+            slowlog: Default::default(),
+            monitors: Vec::new(),
         }
     }
 
@@ -685,6 +690,7 @@ impl<'a> Io<'a> {
             // Leave MULTI, unwatch, unsubscribe: nothing may point at a freed slab key.
             crate::cmd::multi::discard_transaction(&mut self.state.key_events, key, &mut c);
             self.state.pubsub.unsubscribe_all(&mut c.subs, key);
+            crate::cmd::monitor::stop(self.state, &mut c, key);
             let _ = self.r.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);

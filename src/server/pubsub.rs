@@ -90,12 +90,13 @@ pub struct ObufLimit {
     pub soft_secs: u64,
 }
 
-/// Parses the `pubsub` class out of the config's `client-output-buffer-limit` value
-/// (`normal h s t slave h s t pubsub h s t`, already validated by CONFIG).
-pub fn parse_pubsub_limit(conf: &str) -> ObufLimit {
+/// Parses one class (`normal`, `slave`, `pubsub`) out of the config's
+/// `client-output-buffer-limit` value (`normal h s t slave h s t pubsub h s t`, already validated
+/// by CONFIG).
+pub fn parse_class_limit(conf: &str, class: &str) -> ObufLimit {
     let words: Vec<&str> = conf.split_whitespace().collect();
     for ch in words.chunks(4) {
-        if ch.len() == 4 && ch[0].eq_ignore_ascii_case("pubsub") {
+        if ch.len() == 4 && ch[0].eq_ignore_ascii_case(class) {
             let num = |s: &str| parse_memory(s).unwrap_or(0).max(0) as u64;
             return ObufLimit {
                 hard: num(ch[1]),
@@ -187,7 +188,7 @@ impl PubSub {
     /// The pubsub output limit, reparsed only when the configuration text changed.
     fn limit(&mut self, conf: &str) -> ObufLimit {
         if self.limit_src != conf {
-            self.limit = parse_pubsub_limit(conf);
+            self.limit = parse_class_limit(conf, "pubsub");
             self.limit_src = conf.to_string();
         }
         self.limit
@@ -279,9 +280,9 @@ fn write_message(out: &mut Reply, kind: Kind, pattern: Option<&[u8]>, channel: &
     out.bulk(msg);
 }
 
-/// Redis's `checkClientOutputBufferLimits` for the pubsub class: past the hard limit, or past the
+/// Redis's `checkClientOutputBufferLimits` for the pubsub and monitor classes: past the hard limit, or past the
 /// soft limit for longer than soft-seconds, the client is scheduled to close (and logged once).
-fn check_limit(
+pub fn check_limit(
     clients: &mut Slab<Client>,
     c: usize,
     limit: ObufLimit,
@@ -328,9 +329,8 @@ mod tests {
 
     #[test]
     fn parses_the_pubsub_class() {
-        let l = parse_pubsub_limit(
-            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-        );
+        let conf = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+        let l = parse_class_limit(conf, "pubsub");
         assert_eq!(
             l,
             ObufLimit {
@@ -339,6 +339,14 @@ mod tests {
                 soft_secs: 60
             }
         );
-        assert_eq!(parse_pubsub_limit("normal 0 0 0"), ObufLimit::default());
+        assert_eq!(
+            parse_class_limit("normal 0 0 0", "pubsub"),
+            ObufLimit::default()
+        );
+        let slave = parse_class_limit(conf, "slave");
+        assert_eq!(
+            (slave.hard, slave.soft, slave.soft_secs),
+            (268435456, 67108864, 60)
+        );
     }
 }
