@@ -122,6 +122,8 @@ fn bitcount() {
             "BITCOUNT k -1 -2",
             "BITCOUNT k -100 -50",
             "BITCOUNT k -100 -200",
+            "BITCOUNT k -1 -2 NOTAUNIT",
+            "BITCOUNT k -2 -1 NOTAUNIT",
             "BITCOUNT k -100 100",
             "BITCOUNT k 3 2",
             "BITCOUNT k 6 100",

@@ -165,10 +165,11 @@ fn bitcount(ctx: &mut Ctx, args: Args) -> CmdResult {
             2 => bit_range(b.len(), 0, -1, false),
             4 | 5 => {
                 let (start, end) = (int(&args[2])?, int(&args[3])?);
-                let in_bits = unit(args.get(4))?;
+                // Redis answers an empty negative range before it reads BYTE|BIT.
                 if start < 0 && end < 0 && start > end {
                     return Ok(0);
                 }
+                let in_bits = unit(args.get(4))?;
                 bit_range(b.len(), start, end, in_bits)
             }
             _ => return Err(SYNTAX.into()),
