@@ -279,6 +279,10 @@ fn shebang_flags_and_read_only_runs() {
         "EVAL \"return redis.call('SET','ro','x')\" 0",
         "EVALSHA_RO 0f3a6e1b5ddbd1a7f9d5a0b8f3f2ac3a4c7d5d6e 0",
         "EVAL_RO \"return redis.pcall('SET','a','b')\" 0",
+        // What may replicate counts as a write for a read-only script.
+        "EVAL_RO \"return redis.call('PUBLISH','c','m')\" 0",
+        "EVAL \"#!lua flags=no-writes\nreturn redis.call('PUBLISH','c','m')\" 0",
+        "EVAL \"return redis.call('PUBLISH','c','m')\" 0",
         "EVAL \"return redis.call('SELECT', 1)\" 0",
         "EVAL \"redis.call('SELECT', 1) redis.call('SET', 'indb1', 'v') return 1\" 0",
         "EXISTS indb1",

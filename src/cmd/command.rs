@@ -20,9 +20,11 @@ pub fn acl_bits(c: &Command) -> u32 {
     // A container only dispatches: Redis gives it no category of its group (OBJECT is @slow only).
     if c.handler.is_some() {
         cats |= match c.group {
-            // A generic command that names the types it works on (SORT: @set @sortedset @list) is
-            // in those instead.
-            "generic" if c.acl & (acl::SET | acl::SORTEDSET | acl::LIST) == 0 => acl::KEYSPACE,
+            // A generic command that names the types it works on (SORT: @set @sortedset @list), or
+            // that is about the connection (WAIT), is in those instead.
+            "generic" if c.acl & (acl::SET | acl::SORTEDSET | acl::LIST | acl::CONNECTION) == 0 => {
+                acl::KEYSPACE
+            }
             "string" => acl::STRING,
             "bitmap" => acl::BITMAP,
             "connection" => acl::CONNECTION,

@@ -26,6 +26,7 @@ pub mod multi;
 pub mod parse;
 pub mod persist;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod set;
@@ -538,6 +539,7 @@ fn families() -> &'static [&'static [Command]] {
         connection::COMMANDS,
         server::COMMANDS,
         slowlog::COMMANDS,
+        replication::COMMANDS,
         monitor::COMMANDS,
         persist::COMMANDS,
         command::COMMANDS,
@@ -875,6 +877,7 @@ mod tests {
             include_str!("sort.rs"),
             include_str!("slowlog.rs"),
             include_str!("monitor.rs"),
+            include_str!("replication.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

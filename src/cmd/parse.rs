@@ -121,25 +121,43 @@ pub fn positive(arg: &[u8], msg: &'static str) -> Result<i64, CmdError> {
 }
 
 /// A blocking command's timeout in seconds, fractional (Redis 7.0's `getTimeoutFromObjectOrReply`
-/// with `UNIT_SECONDS`), as milliseconds from now; 0 waits forever. Like Redis, the seconds are
-/// multiplied by 1000 and truncated, so `-0.0001` is 0, and a value the C cast cannot represent
-/// (`inf`, `1e30`) is "negative".
+/// with `UNIT_SECONDS`), in milliseconds; 0 waits forever. Like Redis, the seconds are multiplied by
+/// 1000 and truncated, so `-0.0001` is 0, and a value the C cast cannot represent (`inf`, `1e30`,
+/// anything from 2^63 ms) is "negative".
 pub fn timeout(arg: &[u8]) -> Result<u64, CmdError> {
+    // Whole seconds are exact in Redis's long double, past where a double rounds them.
+    if let Some(secs) = parse_i64(arg) {
+        let ms = i128::from(secs) * 1000;
+        return not_negative(i64::try_from(ms).unwrap_or(i64::MIN));
+    }
     let s = parse_f64(arg)
         .or_else(|| parse_hex_float(arg))
         .ok_or(CmdError::from("ERR timeout is not a float or out of range"))?;
     let ms = s * 1000.0;
     // x86's out-of-range double-to-integer conversion yields LLONG_MIN.
-    let tval = if ms.is_finite() && ms.abs() < 9.223_372_036_854_775e18 {
+    let tval = if ms.is_finite() && ms.abs() < 9_223_372_036_854_775_808.0 {
         ms.trunc() as i64
     } else {
         i64::MIN
     };
+    not_negative(tval)
+}
+
+/// A timeout in whole milliseconds (`getTimeoutFromObjectOrReply` with `UNIT_MILLISECONDS`: WAIT);
+/// 0 waits forever.
+pub fn timeout_ms(arg: &[u8]) -> Result<u64, CmdError> {
+    let tval = parse_i64(arg).ok_or(CmdError::from(
+        "ERR timeout is not an integer or out of range",
+    ))?;
+    not_negative(tval)
+}
+
+/// Redis 7.0 refuses a negative timeout only: one so large that adding it to the clock overflows
+/// waits forever there (its deadline wraps past every timer), as it does here (the deadline
+/// saturates).
+fn not_negative(tval: i64) -> Result<u64, CmdError> {
     if tval < 0 {
         return Err("ERR timeout is negative".into());
-    }
-    if tval > i64::MAX - crate::util::clock::now_ms() {
-        return Err("ERR timeout is out of range".into());
     }
     Ok(tval as u64)
 }

@@ -43,7 +43,7 @@ use crate::server::client::Client;
 use crate::server::{gate, State};
 use crate::util::clock;
 
-/// The null a blocking command replies when it gives up waiting.
+/// What a blocking command replies when it gives up waiting.
 #[derive(Clone, Copy)]
 pub enum TimeoutReply {
     /// `$-1` / `_` (BLMOVE and BRPOPLPUSH when they may not block).
@@ -51,12 +51,14 @@ pub enum TimeoutReply {
     /// `*-1` / `_` (every timed-out list or sorted-set wait, as Redis 7.0's
     /// `replyToBlockedClientTimedOut`, BLMOVE included).
     NullArray,
+    /// `:0`: WAIT's count of replicas that acknowledged (there are none).
+    Zero,
 }
 
 /// What a blocked command waits for.
 #[derive(Clone, Copy)]
 pub struct Wait {
-    /// The key type that can serve it (`Value::type_name`): "list", "zset".
+    /// The key type that can serve it (`Value::type_name`): "list", "zset"; none for WAIT.
     pub type_name: &'static str,
     /// After the timeout or CLIENT UNBLOCK ... TIMEOUT.
     pub on_timeout: TimeoutReply,
@@ -145,7 +147,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         if self.clients[self.id].deny_blocking {
-            reply_null(self.out, wait.denied);
+            reply_timeout(self.out, wait.denied);
             return Ok(());
         }
         let seq = b.next_seq;
@@ -188,10 +190,11 @@ impl Ctx<'_> {
     }
 }
 
-fn reply_null(out: &mut crate::resp::reply::Reply, kind: TimeoutReply) {
+fn reply_timeout(out: &mut crate::resp::reply::Reply, kind: TimeoutReply) {
     match kind {
         TimeoutReply::Null => out.null(),
         TimeoutReply::NullArray => out.null_array(),
+        TimeoutReply::Zero => out.int(0),
     }
 }
 
@@ -270,7 +273,7 @@ pub fn handle_timeouts(srv: &mut State, clients: &mut Slab<Client>) {
         srv.blocking.timers.remove(&(deadline, seq, id));
         if let Some(c) = clients.get_mut(id) {
             if let Some(b) = &c.blocked {
-                reply_null(&mut c.out, b.wait.on_timeout);
+                reply_timeout(&mut c.out, b.wait.on_timeout);
                 count_call(srv, c);
                 unblock(srv, clients, id);
             }
@@ -295,7 +298,7 @@ pub fn unblock_by_request(
     if error {
         c.out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
     } else {
-        reply_null(&mut c.out, b.wait.on_timeout);
+        reply_timeout(&mut c.out, b.wait.on_timeout);
     }
     count_call(srv, c);
     crate::cmd::slowlog::record_unblocked(srv, c);

@@ -285,12 +285,13 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
             .error("ERR This Redis command is not allowed from script");
         return;
     }
+    // A read-only script may not run what may replicate either (PUBLISH, PFCOUNT), as in Redis.
+    if rules.read_only && cmd.has(WRITE | MAY_REPLICATE) {
+        ctx.out
+            .error("ERR Write commands are not allowed from read-only scripts.");
+        return;
+    }
     if cmd.has(WRITE) {
-        if rules.read_only {
-            ctx.out
-                .error("ERR Write commands are not allowed from read-only scripts.");
-            return;
-        }
         ctx.srv.scripting.running.wrote = true;
     }
     // The script's reply buffer counts its errors from zero; the caller's mark is restored after.
