@@ -61,6 +61,8 @@ pub struct Config {
     /// Microseconds a command must run to enter the slow log (0: every command, negative: none).
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: i64,
+    /// Bytes a HyperLogLog may take in its sparse representation before it turns dense.
+    pub hll_sparse_max_bytes: i64,
     pub lazyfree_lazy_eviction: bool,
     pub lazyfree_lazy_expire: bool,
     pub lazyfree_lazy_server_del: bool,
@@ -131,6 +133,7 @@ impl Default for Config {
             busy_reply_threshold: 5000,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
+            hll_sparse_max_bytes: 3000,
             lazyfree_lazy_eviction: false,
             lazyfree_lazy_expire: false,
             lazyfree_lazy_server_del: false,
@@ -310,6 +313,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("busy-reply-threshold", int(|c| &mut c.busy_reply_threshold, 0, i64::MAX)).alias("lua-time-limit"),
     d("slowlog-log-slower-than", int(|c| &mut c.slowlog_log_slower_than, -1, i64::MAX)),
     d("slowlog-max-len", int(|c| &mut c.slowlog_max_len, 0, i64::MAX)),
+    d("hll-sparse-max-bytes", mem(|c| &mut c.hll_sparse_max_bytes, 0, i64::MAX)),
     d("lazyfree-lazy-eviction", Kind::Bool(|c| &mut c.lazyfree_lazy_eviction)),
     d("lazyfree-lazy-expire", Kind::Bool(|c| &mut c.lazyfree_lazy_expire)),
     d("lazyfree-lazy-server-del", Kind::Bool(|c| &mut c.lazyfree_lazy_server_del)),

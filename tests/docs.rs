@@ -302,6 +302,7 @@ fn section(c: &Command) -> String {
     match c.group {
         "string" => "Strings".into(),
         "bitmap" => "Bitmaps".into(),
+        "hyperloglog" => "HyperLogLog".into(),
         "generic" => "Keys (generic)".into(),
         "hash" => "Hashes".into(),
         "list" => "Lists".into(),
@@ -339,6 +340,7 @@ const SECTION_ORDER: &[&str] = &[
     "Lists",
     "Sets",
     "Sorted sets",
+    "HyperLogLog",
     "Transactions",
     "Pub/sub",
     "Scripting: Lua",

@@ -18,6 +18,7 @@ pub mod connection;
 pub mod function;
 pub mod goblin;
 pub mod hash;
+pub mod hyperloglog;
 pub mod keys;
 pub mod keyspec;
 pub mod list;
@@ -544,6 +545,7 @@ fn families() -> &'static [&'static [Command]] {
         persist::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
+        hyperloglog::COMMANDS,
         multi::COMMANDS,
         function::COMMANDS,
         pubsub::COMMANDS,
@@ -878,6 +880,7 @@ mod tests {
             include_str!("slowlog.rs"),
             include_str!("monitor.rs"),
             include_str!("replication.rs"),
+            include_str!("hyperloglog.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src
