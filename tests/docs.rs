@@ -302,6 +302,7 @@ fn section(c: &Command) -> String {
     match c.group {
         "string" => "Strings".into(),
         "bitmap" => "Bitmaps".into(),
+        "geo" => "Geospatial indices".into(),
         "hyperloglog" => "HyperLogLog".into(),
         "generic" => "Keys (generic)".into(),
         "hash" => "Hashes".into(),
@@ -340,6 +341,7 @@ const SECTION_ORDER: &[&str] = &[
     "Lists",
     "Sets",
     "Sorted sets",
+    "Geospatial indices",
     "HyperLogLog",
     "Transactions",
     "Pub/sub",

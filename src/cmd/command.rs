@@ -27,6 +27,7 @@ pub fn acl_bits(c: &Command) -> u32 {
             }
             "string" => acl::STRING,
             "bitmap" => acl::BITMAP,
+            "geo" => acl::GEO,
             "hyperloglog" => acl::HYPERLOGLOG,
             "connection" => acl::CONNECTION,
             "list" => acl::LIST,

@@ -16,6 +16,7 @@ pub mod bitops;
 pub mod command;
 pub mod connection;
 pub mod function;
+pub mod geo;
 pub mod goblin;
 pub mod hash;
 pub mod hyperloglog;
@@ -545,6 +546,7 @@ fn families() -> &'static [&'static [Command]] {
         persist::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
+        geo::COMMANDS,
         hyperloglog::COMMANDS,
         multi::COMMANDS,
         function::COMMANDS,
@@ -881,6 +883,7 @@ mod tests {
             include_str!("monitor.rs"),
             include_str!("replication.rs"),
             include_str!("hyperloglog.rs"),
+            include_str!("geo.rs"),
         ];
         for src in families {
             let handlers: Vec<&str> = src

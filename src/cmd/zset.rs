@@ -30,7 +30,7 @@ const GROUP: &str = "sorted-set";
 const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 
 /// The encoding thresholds from the configuration.
-fn limits(ctx: &Ctx) -> Limits {
+pub(crate) fn limits(ctx: &Ctx) -> Limits {
     Limits {
         entries: ctx.srv.config.zset_max_listpack_entries.max(0) as usize,
         value: ctx.srv.config.zset_max_listpack_value.max(0) as usize,

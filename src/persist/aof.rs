@@ -491,6 +491,11 @@ fn effect(st: &State, db: usize, name: &str, args: Args, reply: &[u8]) -> Vec<Ve
     };
     let verbatim = || vec![encode(&args.iter().collect::<Vec<_>>())];
     match name {
+        // Redis propagates GEOADD as the ZADD it rewrote it into.
+        "geoadd" => match crate::cmd::geo::as_zadd(args) {
+            Ok(line) => vec![encode(&line.args().iter().collect::<Vec<_>>())],
+            Err(_) => verbatim(),
+        },
         "set" if has_opt(args, 3, &["ex", "px", "exat", "pxat"]) => {
             match expire_after(st, db, key).or_else(|| set_expire_arg(args)) {
                 Some(at) => vec![encode(&[b"SET", key, &args[2], b"PXAT", &ms(at)])],

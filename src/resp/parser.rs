@@ -84,6 +84,25 @@ pub struct Parser {
     is_inline: bool,
 }
 
+/// A command line built argument by argument (a rewritten command), lent out as `Args`.
+#[derive(Default)]
+pub struct ArgLine {
+    buf: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl ArgLine {
+    pub fn push(&mut self, arg: &[u8]) {
+        self.spans
+            .push((self.buf.len(), self.buf.len() + arg.len()));
+        self.buf.extend_from_slice(arg);
+    }
+
+    pub fn args(&self) -> Args<'_> {
+        Args::new(&self.buf, &self.spans)
+    }
+}
+
 /// A command's arguments: `args[0]` is the command name. Indexing yields byte slices.
 #[derive(Clone, Copy)]
 pub struct Args<'a> {

@@ -131,7 +131,12 @@ impl Reply {
 
     /// A double: `,d` (RESP3) or its `%.17g` text as a bulk string (RESP2).
     pub fn double(&mut self, d: f64) {
-        let text = fmt_g17(d);
+        self.double_text(&fmt_g17(d));
+    }
+
+    /// A double already formatted (GEOPOS's coordinates use Redis's `%.17f`-and-trim form): the
+    /// RESP3 double `,text`, a bulk string in RESP2.
+    pub fn double_text(&mut self, text: &str) {
         if self.resp3 {
             self.buf.push(b',');
             self.buf.extend_from_slice(text.as_bytes());
