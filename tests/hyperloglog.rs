@@ -439,6 +439,7 @@ fn scripts_and_transactions() {
             "EVAL \"return redis.pcall('PFADD', KEYS[1], 'z')\" 1 notstr",
             "GET d",
             "EVAL_RO \"return redis.call('PFADD', KEYS[1], 'x')\" 1 h",
+            "EVAL_RO \"return redis.call('PFCOUNT', KEYS[1])\" 1 h",
             "SET bad hello",
             "EVAL \"return redis.pcall('PFCOUNT', KEYS[1])\" 1 bad",
         ],
