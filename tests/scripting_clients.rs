@@ -7,20 +7,5 @@ use common::goblin;
 #[test]
 fn redis_py_lock_and_scripts() {
     let g = goblin(&[]);
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/clients/redis_py_scripts.py"
-    );
-    let out = std::process::Command::new("python3")
-        .arg(script)
-        .arg(g.port.to_string())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "redis-py scripts failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    common::run_client_script("redis_py_scripts.py", &[g.port]);
 }

@@ -6,18 +6,17 @@
 
 use super::keyspec::{ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::parse::{int, is};
-use super::string::{as_str, as_str_mut, read_str};
+use super::string::{as_str_mut, padded_for_write, read_str, TOO_BIG};
 use super::{Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::SYNTAX;
 use crate::server::notify::STRING;
-use crate::store::{Db, Str, Value, NO_EXPIRE};
+use crate::store::{Str, Value};
 use crate::util::parse_i64;
 
 const GROUP: &str = "bitmap";
 
 const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 /// Allocating a string failed: `proto-max-bulk-len` was raised beyond the memory there is.
-const TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 const BAD_TYPE: &str =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
@@ -46,37 +45,6 @@ fn bit_at(b: &[u8], off: u64) -> u8 {
     (byte >> (7 - (off & 7))) & 1
 }
 
-/// The string at `key` for a write reaching bit `max_bit`: created if absent, zero-padded as
-/// needed, made `raw`; with whether it was created or grown, which counts as a change even if no
-/// bit does. Allocation failure is an error rather than an abort: an administrator may raise
-/// `proto-max-bulk-len` far beyond the memory there is.
-fn string_for_write<'d>(
-    db: &'d mut Db,
-    key: &[u8],
-    max_bit: u64,
-) -> Result<(&'d mut Vec<u8>, bool), CmdError> {
-    let need = (max_bit >> 3) as usize + 1;
-    let too_big = || CmdError::from(TOO_BIG);
-    let grown = match db.lookup_mut(key) {
-        Some(e) => as_str(e)?.len() < need,
-        None => {
-            let mut data = Vec::new();
-            data.try_reserve_exact(need).map_err(|_| too_big())?;
-            data.resize(need, 0);
-            let val = Value::Str(Str::Bytes { data, raw: true });
-            db.set(key, val, Some(NO_EXPIRE));
-            true
-        }
-    };
-    let data = as_str_mut(db.lookup_mut(key).expect("present"))?.make_raw();
-    if data.len() < need {
-        data.try_reserve_exact(need - data.len())
-            .map_err(|_| too_big())?;
-        data.resize(need, 0);
-    }
-    Ok((data, grown))
-}
-
 /// SETBIT key offset value
 ///
 /// # Format
@@ -89,7 +57,7 @@ fn setbit(ctx: &mut Ctx, args: Args) -> CmdResult {
         _ => return Err("ERR bit is not an integer or out of range".into()),
     };
     let key = &args[1];
-    let (data, grown) = string_for_write(&mut ctx.srv.dbs[ctx.db], key, off)?;
+    let (data, grown) = padded_for_write(&mut ctx.srv.dbs[ctx.db], key, (off >> 3) as usize + 1)?;
     let old = bit_at(data, off);
     let mask = 1u8 << (7 - (off & 7));
     let byte = &mut data[(off >> 3) as usize];
@@ -558,7 +526,7 @@ fn bitfield_generic(ctx: &mut Ctx, args: Args, read_only: bool) -> CmdResult {
     if read_only {
         return Err("ERR BITFIELD_RO only supports the GET subcommand".into());
     }
-    let (data, grown) = string_for_write(db, key, max_bit)?;
+    let (data, grown) = padded_for_write(db, key, (max_bit >> 3) as usize + 1)?;
     ctx.out.array(fields.len());
     let mut changes = 0;
     for f in &fields {

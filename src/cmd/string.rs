@@ -40,13 +40,45 @@ pub fn reply_str(out: &mut Reply, s: &Str) {
     }
 }
 
+pub const TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
 /// Checks a string's would-be size against `proto-max-bulk-len`.
 fn check_len(ctx: &Ctx, size: i64, append: i64) -> CmdResult {
     let total = size.checked_add(append);
     match total {
         Some(t) if t <= ctx.srv.config.proto_max_bulk_len => Ok(()),
-        _ => Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into()),
+        _ => Err(TOO_BIG.into()),
     }
+}
+
+/// The string at `key` for an in-place write (SETRANGE, SETBIT, BITFIELD): created empty if
+/// absent, made `raw`, zero-padded to at least `len` bytes; with whether it was created or grown.
+/// An allocation failure is an error rather than an abort, as `proto-max-bulk-len` may be raised
+/// far beyond the memory there is.
+pub fn padded_for_write<'d>(
+    db: &'d mut Db,
+    key: &[u8],
+    len: usize,
+) -> Result<(&'d mut Vec<u8>, bool), CmdError> {
+    let exists = match db.lookup_mut(key) {
+        Some(e) => as_str(e).map(|_| true)?,
+        None => false,
+    };
+    if !exists {
+        let empty = Value::Str(Str::Bytes {
+            data: Vec::new(),
+            raw: true,
+        });
+        db.set(key, empty, Some(NO_EXPIRE));
+    }
+    let data = as_str_mut(db.lookup_mut(key).expect("present"))?.make_raw();
+    let grown = data.len() < len;
+    if grown {
+        data.try_reserve_exact(len - data.len())
+            .map_err(|_| CmdError::from(TOO_BIG))?;
+        data.resize(len, 0);
+    }
+    Ok((data, grown))
 }
 
 /// Which expiry option a SET or GETEX carries.
@@ -462,7 +494,7 @@ fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
         Some(e) => {
             let s = as_str_mut(e)?;
             if s.len() as i64 + tail.len() as i64 > max {
-                return Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into());
+                return Err(TOO_BIG.into());
             }
             let data = s.make_raw();
             data.extend_from_slice(tail);
@@ -557,23 +589,8 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         _ => check_len(ctx, offset, val.len() as i64)?,
     }
-    let db = &mut ctx.srv.dbs[ctx.db];
-    if exists.is_none() {
-        db.set(
-            key,
-            Value::Str(Str::Bytes {
-                data: Vec::new(),
-                raw: true,
-            }),
-            Some(NO_EXPIRE),
-        );
-    }
-    let e = db.lookup_mut(key).expect("present");
-    let data = as_str_mut(e)?.make_raw();
     let end = offset as usize + val.len();
-    if data.len() < end {
-        data.resize(end, 0);
-    }
+    let (data, _) = padded_for_write(&mut ctx.srv.dbs[ctx.db], key, end)?;
     data[offset as usize..end].copy_from_slice(val);
     let len = data.len();
     ctx.signal_modified(key);

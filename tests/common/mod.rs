@@ -747,3 +747,21 @@ pub fn compare_events(flags: &str, cases: &[&[&str]]) {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Runs a Python client script of `tests/clients/` with the given server ports as arguments and
+/// asserts it exits successfully after printing exactly `ok`.
+pub fn run_client_script(name: &str, ports: &[u16]) {
+    let script = format!("{}/tests/clients/{name}", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(ports.iter().map(|p| p.to_string()))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{name} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+}
