@@ -51,6 +51,13 @@ pub struct Config {
     pub maxclients: i64,
     pub maxmemory: i64,
     pub maxmemory_policy: &'static str,
+    /// Keys sampled per database for each eviction pick (LRU, LFU, volatile-ttl).
+    pub maxmemory_samples: i64,
+    /// How long one round of evictions may run before the event loop takes over (0-100).
+    pub maxmemory_eviction_tenacity: i64,
+    pub lfu_log_factor: i64,
+    /// Minutes after which an LFU counter is decremented (0: never).
+    pub lfu_decay_time: i64,
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: i64,
     pub hz: i64,
@@ -125,6 +132,10 @@ impl Default for Config {
             maxclients: 10000,
             maxmemory: 0,
             maxmemory_policy: "noeviction",
+            maxmemory_samples: 5,
+            maxmemory_eviction_tenacity: 10,
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             hz: 10,
@@ -302,9 +313,13 @@ pub static DIRECTIVES: &[Directive] = &[
     d("no-appendfsync-on-rewrite", Kind::Bool(|c| &mut c.no_appendfsync_on_rewrite)),
     d("requirepass", Kind::Str(|c| &mut c.requirepass)),
     d("maxclients", int(|c| &mut c.maxclients, 1, u32::MAX as i64)),
-    d("maxmemory", mem(|c| &mut c.maxmemory, 0, i64::MAX))
-        .check(|c| if c.maxmemory == 0 { Ok(()) } else { Err("a maxmemory limit (and eviction) is not available in this build of Goblin Core yet; use maxmemory 0".into()) }),
+    // Eviction (server/evict.rs); CONFIG SET also re-reads the access-stamp settings.
+    d("maxmemory", mem(|c| &mut c.maxmemory, 0, i64::MAX)),
     d("maxmemory-policy", Kind::Enum(|c| &mut c.maxmemory_policy, POLICIES)),
+    d("maxmemory-samples", int(|c| &mut c.maxmemory_samples, 1, i32::MAX as i64)),
+    d("maxmemory-eviction-tenacity", int(|c| &mut c.maxmemory_eviction_tenacity, 0, 100)),
+    d("lfu-decay-time", int(|c| &mut c.lfu_decay_time, 0, i32::MAX as i64)),
+    d("lfu-log-factor", int(|c| &mut c.lfu_log_factor, 0, i32::MAX as i64)),
     d("proto-max-bulk-len", mem(|c| &mut c.proto_max_bulk_len, 1024 * 1024, i64::MAX)),
     d("client-query-buffer-limit", mem(|c| &mut c.client_query_buffer_limit, 1024 * 1024, i64::MAX)),
     d("hz", int(|c| &mut c.hz, 0, i32::MAX as i64)).adjust(|c| c.hz = c.hz.clamp(1, 500)),

@@ -81,6 +81,10 @@ fn main() -> ExitCode {
         warning!("{e}");
         return ExitCode::FAILURE;
     }
+    let maxmemory = srv.state.config.maxmemory;
+    if maxmemory > 0 && maxmemory < 1024 * 1024 {
+        warning!("WARNING: You specified a maxmemory value that is less than 1MB (current value is {maxmemory} bytes). Are you sure this is what you really want?");
+    }
     server::log_ready(&srv);
     match srv.run() {
         Ok(()) => ExitCode::SUCCESS,

@@ -314,18 +314,7 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, ro: bool) -> CmdResult {
     if n < 0 {
         return Err("ERR Number of keys can't be negative".into());
     }
-    if !found.flags.has(Flags::NO_WRITES) {
-        // Redis's `scriptPrepareForRun`: a function that may write is refused when writes are.
-        if !ctx.srv.persist.last_bgsave_ok
-            && ctx.srv.config.stop_writes_on_bgsave_error
-            && !crate::persist::save_rules(&ctx.srv.config).is_empty()
-        {
-            return Err(crate::persist::MISCONF_ERROR.into());
-        }
-        if ro {
-            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
-        }
-    }
+    crate::script::check_declared(ctx.srv, found.flags, ro)?;
     let all = args.tail(3);
     let (keys, argv) = (all.head(n as usize), all.tail(n as usize));
     ctx.srv.scripting.running = Running {

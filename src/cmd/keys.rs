@@ -5,8 +5,9 @@ use super::keyspec::{ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::parse::{int, is, scan_args, text, ScanArgs};
 use super::{acl, err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
+use crate::server::evict::{Pick, Policy};
 use crate::server::notify::GENERIC;
-use crate::store::{glob, Str, Value, NO_EXPIRE};
+use crate::store::{self, glob, Str, Value, NO_EXPIRE};
 use crate::util::clock;
 
 const GROUP: &str = "generic";
@@ -471,12 +472,22 @@ fn object(ctx: &mut Ctx, args: Args) -> CmdResult {
     match &sub[..] {
         b"encoding" => ctx.out.bulk_str(e.val.encoding()),
         b"refcount" => {
-            // Redis shares the integer objects 0..9999, reporting them with OBJ_SHARED_REFCOUNT.
-            let shared = matches!(&e.val, Value::Str(Str::Int(n)) if (0..10_000).contains(n));
+            // Redis shares the integer objects 0..9999, reporting them with OBJ_SHARED_REFCOUNT,
+            // but not under a memory limit with an LRU or LFU policy (each key its own stamp).
+            let stamped = ctx.srv.config.maxmemory > 0
+                && matches!(
+                    Policy::of(ctx.srv.config.maxmemory_policy).pick,
+                    Pick::Lru | Pick::Lfu
+                );
+            let shared =
+                !stamped && matches!(&e.val, Value::Str(Str::Int(n)) if (0..10_000).contains(n));
             ctx.out.int(if shared { i32::MAX as i64 } else { 1 });
         }
-        // Wrapping: RESTORE ... IDLETIME may set an access time before the server started.
-        b"idletime" => ctx.out.int(clock::lru_now().wrapping_sub(e.lru) as i64),
+        b"idletime" if store::lfu_policy() => {
+            return Err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.".into())
+        }
+        b"idletime" => ctx.out.int(store::idle_seconds(e.lru) as i64),
+        _ if store::lfu_policy() => ctx.out.int(store::lfu_counter(e.lru) as i64),
         _ => {
             return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.".into())
         }

@@ -69,6 +69,15 @@ pub struct Queue {
     dirty_exec: bool,
 }
 
+impl Queue {
+    /// The queued commands: each one's table row and arguments.
+    pub fn commands(&self) -> impl Iterator<Item = (usize, Args<'_>)> {
+        self.cmds
+            .iter()
+            .map(|&(row, first, end)| (row, Args::new(&self.buf, &self.spans[first..end])))
+    }
+}
+
 /// One watched key.
 pub struct Watched {
     db: usize,

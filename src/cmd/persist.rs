@@ -168,12 +168,13 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
         crate::store::NO_EXPIRE
     };
     ctx.db().set(key, val, Some(at));
-    if idle >= 0 {
+    let idle = u64::try_from(idle).ok();
+    let freq = u8::try_from(freq).ok();
+    if let Some(stamp) = crate::store::restored_stamp(idle, freq) {
         // Set directly: a write lookup would refresh the access time it sets.
         let db = ctx.db();
         if let Some(slot) = db.dict.find(key) {
-            db.dict.value_at_mut(slot).lru =
-                clock::lru_now().wrapping_sub(idle.min(u32::MAX as i64) as u32);
+            db.dict.value_at_mut(slot).lru = stamp;
         }
     }
     ctx.signal_modified(key);

@@ -62,6 +62,7 @@ fn run_script(
     let Some(flags) = engine.flags(&sha) else {
         return Err(NOSCRIPT_ERROR.into());
     };
+    crate::script::check_declared(ctx.srv, flags, ro)?;
     ctx.srv.scripting.running = crate::script::Running {
         active: true,
         client: ctx.id,

@@ -190,7 +190,7 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
                 e.val.encoding(),
                 e.val.heap_size().max(1),
                 e.lru & 0xFF_FFFF,
-                clock::lru_now().saturating_sub(e.lru)
+                crate::store::idle_seconds(e.lru)
             );
             ctx.out.simple(&line);
         }
@@ -415,15 +415,8 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             );
         }
         "memory" => {
-            // The VMs allocate outside the Rust allocator: their bytes count as used memory too.
-            let vm_total = srv
-                .scripting
-                .vm_memory()
-                .iter()
-                .map(|(_, b)| b)
-                .sum::<usize>()
-                + srv.scripting.functions_vm_memory();
-            let used = alloc::used() + vm_total;
+            let vm_total = srv.scripting.vm_total();
+            let used = srv.used_memory();
             let peak = alloc::peak();
             let rss = alloc::rss();
             // SAFETY: sysconf has no preconditions.
@@ -481,6 +474,10 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 "mem_fragmentation_ratio:{:.2}",
                 rss as f64 / used.max(1) as f64
             );
+            f!(
+                "mem_not_counted_for_evict:{}",
+                crate::persist::aof::buffer_bytes(srv)
+            );
             f!("mem_allocator:libc");
             f!("lazyfree_pending_objects:0");
         }
@@ -537,8 +534,11 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("expired_stale_perc:{:.2}", s.expired_stale_perc * 100.0);
             f!("expired_time_cap_reached_count:0");
             f!("expire_cycle_cpu_milliseconds:{}", s.expire_cycle_cpu_ms);
-            f!("evicted_keys:0");
+            f!("evicted_keys:{}", srv.eviction.evicted_keys);
             f!("evicted_clients:0");
+            let (total, current) = srv.eviction.exceeded_ms();
+            f!("total_eviction_exceeded_time:{total}");
+            f!("current_eviction_exceeded_time:{current}");
             f!("keyspace_hits:{}", sum(|d| d.hits));
             f!("keyspace_misses:{}", sum(|d| d.misses));
             f!("pubsub_channels:{}", srv.pubsub.channels.len());
@@ -715,7 +715,12 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         crate::log::set_level(next.loglevel);
     }
     let aof_was = ctx.srv.config.appendonly;
+    let maxmemory_was = ctx.srv.config.maxmemory;
     ctx.srv.config = next;
+    crate::server::evict::configure_stamps(&ctx.srv.config);
+    if ctx.srv.config.maxmemory != maxmemory_was {
+        crate::server::evict::limit_changed(ctx.srv);
+    }
     ctx.srv.scripting.apply_memory_limits(&ctx.srv.config);
     crate::server::notify::configure(ctx.srv.config.notify_keyspace_events);
     // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.

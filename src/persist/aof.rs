@@ -353,6 +353,34 @@ fn log_expired(st: &mut State, alone: bool) {
     }
 }
 
+/// Logs a key evicted for `maxmemory` as DEL (UNLINK with `lazyfree-lazy-eviction`), committed
+/// on its own: evictions run between commands (Redis's `propagateDeletion` and
+/// `propagatePendingCommands` for each key).
+pub fn log_evicted(st: &mut State, db: usize, key: &[u8]) {
+    if !st.persist.aof.recording() {
+        return;
+    }
+    let verb: &[u8] = if st.config.lazyfree_lazy_eviction {
+        b"UNLINK"
+    } else {
+        b"DEL"
+    };
+    st.persist.aof.pending.push((db, encode(&[verb, key])));
+    if st.persist.aof.depth == 0 {
+        commit(&mut st.persist.aof);
+    }
+}
+
+/// Bytes of the turn's buffer while the AOF is on: what eviction does not count as used memory,
+/// or the DELs it logs would call for more evictions (Redis's `freeMemoryGetNotCountedMemory`).
+pub fn buffer_bytes(st: &State) -> usize {
+    if st.config.appendonly {
+        st.persist.aof.buf.capacity()
+    } else {
+        0
+    }
+}
+
 /// Moves the pending effects to the turn's buffer: MULTI/EXEC around more than one (Redis 7.0's
 /// `propagatePendingCommands`), SELECT whenever the database changes.
 fn commit(a: &mut Aof) {

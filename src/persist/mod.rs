@@ -22,6 +22,18 @@ use crate::{notice, warning};
 /// The refusal of writes after a failed background save (`stop-writes-on-bgsave-error`).
 pub const MISCONF_ERROR: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 
+/// Why writes are refused now, if they are (Redis's `writeCommandsDeniedByDiskError`): a failed
+/// background save with `stop-writes-on-bgsave-error` and save points, or a failed AOF write.
+pub fn writes_denied(st: &State) -> Option<String> {
+    if !st.persist.last_bgsave_ok
+        && st.config.stop_writes_on_bgsave_error
+        && !save_rules(&st.config).is_empty()
+    {
+        return Some(MISCONF_ERROR.into());
+    }
+    aof::write_error(st)
+}
+
 /// Redis's `CONFIG_BGSAVE_RETRY_DELAY`: after a failed BGSAVE, save rules wait this long.
 const BGSAVE_RETRY_DELAY: i64 = 5;
 
@@ -72,6 +84,7 @@ pub fn opts(c: &Config) -> rdb::SaveOpts {
     rdb::SaveOpts {
         compress: c.rdbcompression,
         list_fill: c.list_max_listpack_size,
+        stamps: crate::server::evict::saved_stamps(c),
     }
 }
 
@@ -140,7 +153,7 @@ pub fn write_snapshot(
             }
             rdb::write_db_start(&mut buf, i, db);
             for (_, key, e) in db.dict.iter() {
-                rdb::put_key(&mut buf, key, &e.val, e.expire_at, opts);
+                rdb::put_key(&mut buf, key, e, opts);
                 if buf.len() >= 1 << 16 {
                     flush(&mut buf, &mut w)?;
                 }

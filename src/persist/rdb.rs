@@ -54,6 +54,16 @@ pub struct SaveOpts {
     pub compress: bool,
     /// `list-max-listpack-size`: how a list is split into quicklist nodes.
     pub list_fill: i64,
+    /// What of each key's access stamp is saved, as Redis does under an LRU or LFU
+    /// `maxmemory-policy`: its idle time (IDLE) or its LFU counter (FREQ).
+    pub stamps: Stamps,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Stamps {
+    None,
+    Idle,
+    Freq,
 }
 
 /// The encoding limits a loaded value is converted under (Redis's loader applies the same).
@@ -411,11 +421,23 @@ pub fn write_db_start(b: &mut Vec<u8>, index: usize, db: &Db) {
     put_len(b, db.expires_len() as u64);
 }
 
-/// One key: its expiry (if any), then type, key and value.
-pub fn put_key(b: &mut Vec<u8>, key: &[u8], val: &Value, expire_at: i64, opts: SaveOpts) {
+/// One key: its expiry (if any), its access stamp (see `Stamps`), then type, key and value.
+pub fn put_key(b: &mut Vec<u8>, key: &[u8], e: &crate::store::Entry, opts: SaveOpts) {
+    let (val, expire_at) = (&e.val, e.expire_at);
     if expire_at != NO_EXPIRE {
         b.push(OP_EXPIRETIME_MS);
         b.extend_from_slice(&expire_at.to_le_bytes());
+    }
+    match opts.stamps {
+        Stamps::None => {}
+        Stamps::Idle => {
+            b.push(OP_IDLE);
+            put_len(b, crate::store::idle_seconds(e.lru));
+        }
+        Stamps::Freq => {
+            b.push(OP_FREQ);
+            b.push(crate::store::lfu_counter(e.lru) as u8);
+        }
     }
     b.push(object_type(val));
     put_str(b, key, opts.compress);
@@ -1060,6 +1082,7 @@ pub fn load(
     info.version = version;
     let mut db = 0usize;
     let mut expire_at = NO_EXPIRE;
+    let (mut idle, mut freq) = (None, None);
     loop {
         let at = r.pos;
         let t = r.u8()?;
@@ -1073,11 +1096,11 @@ pub fn load(
                 continue;
             }
             OP_IDLE => {
-                r.len()?;
+                idle = Some(r.len()?);
                 continue;
             }
             OP_FREQ => {
-                r.u8()?;
+                freq = Some(r.u8()?);
                 continue;
             }
             OP_SELECTDB => {
@@ -1124,6 +1147,7 @@ pub fn load(
         let key = r.string()?;
         let val = read_object(&mut r, t, lim).map_err(|e| format!("{e} (key at offset {at})"))?;
         let exp = std::mem::replace(&mut expire_at, NO_EXPIRE);
+        let stamp = crate::store::restored_stamp(idle.take(), freq.take());
         let Some(val) = val else {
             info.empty_skipped += 1;
             continue;
@@ -1138,7 +1162,7 @@ pub fn load(
                 String::from_utf8_lossy(&key)
             ));
         }
-        dbs[db].insert_absent(&key, val, exp);
+        dbs[db].insert_absent(&key, val, exp, stamp);
         info.keys_loaded += 1;
     }
     if version >= 5 {

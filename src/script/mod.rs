@@ -308,10 +308,62 @@ impl Scripting {
         self.each().map(|e| e.functions_memory()).sum()
     }
 
+    /// Bytes the VMs hold, all engines, functions' VMs included: they allocate outside the Rust
+    /// allocator.
+    pub fn vm_total(&self) -> usize {
+        self.each().map(|e| e.memory() + e.functions_memory()).sum()
+    }
+
     /// Memory used by the VMs, by engine name (INFO memory).
     pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
         self.each().map(|e| (e.id().name(), e.memory())).collect()
     }
+
+    /// The flags a script or function command will run under, as Redis's `getCommandFlags` judges
+    /// it before running: EVAL's from its body's shebang, EVALSHA's from the cached script, FCALL's
+    /// from the function. None for other commands, a script without a shebang (its calls are
+    /// judged one by one), or nothing found.
+    pub fn declared_flags(&self, command: &str, args: Args) -> Option<Flags> {
+        let base = command.rsplit('.').next().unwrap_or(command);
+        let flags = match base {
+            "eval" | "eval_ro" => {
+                shebang_flags(EngineId::of_command(command.as_bytes()), &args[1]).ok()?
+            }
+            "evalsha" | "evalsha_ro" => {
+                let sha = cache::parse_sha(&args[1])?;
+                self.engine(EngineId::of_command(command.as_bytes()))?
+                    .flags(&sha)?
+            }
+            "fcall" | "fcall_ro" => self.find_function(&args[1])?.flags,
+            _ => return None,
+        };
+        (!flags.has(Flags::EVAL_COMPAT)).then_some(flags)
+    }
+}
+
+/// The checks a script that declared its flags (not in EVAL compatibility mode) or a function
+/// passes before it runs (Redis's `scriptPrepareForRun`): one that may write is refused where
+/// writes are (MISCONF; `*_RO` commands), and when memory was over `maxmemory` as its command
+/// began, unless it may not write or allows OOM.
+pub fn check_declared(srv: &crate::server::State, flags: Flags, ro: bool) -> Result<(), String> {
+    if flags.has(Flags::EVAL_COMPAT) {
+        return Ok(());
+    }
+    if !flags.has(Flags::NO_WRITES) {
+        if let Some(e) = crate::persist::writes_denied(srv) {
+            return Err(e);
+        }
+        if ro {
+            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+        }
+    }
+    if srv.config.maxmemory > 0
+        && srv.eviction.oom_at_start
+        && !flags.has(Flags::ALLOW_OOM | Flags::NO_WRITES)
+    {
+        return Err("OOM allowed memory has exceeded 'maxmemory'".into());
+    }
+    Ok(())
 }
 
 /// The trait each engine implements. `load` compiles into the engine's own cache; `run` executes a
@@ -442,6 +494,7 @@ impl<'r, 'c> Run<'r, 'c> {
         };
         let rules = crate::server::gate::ScriptRules {
             read_only: self.read_only,
+            allow_oom: !self.flags.has(Flags::EVAL_COMPAT) && self.flags.has(Flags::ALLOW_OOM),
         };
         crate::server::gate::call_from_script(&mut sub, args, &rules);
         // SELECT inside a script changes the script's database, never the caller's.

@@ -5,10 +5,12 @@
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
 use crate::cmd::{
-    monitor, multi, Args, Ctx, ALLOW_BUSY, MAY_REPLICATE, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE,
-    READONLY, SUB_OK, WRITE,
+    monitor, multi, Args, Ctx, ALLOW_BUSY, DENYOOM, MAY_REPLICATE, NOSCRIPT, NO_AUTH, NO_MULTI,
+    NO_QUEUE, READONLY, SUB_OK, WRITE,
 };
+use crate::script::Flags;
 use crate::server::client::ReplyMode;
+use crate::server::evict;
 use crate::util::clock;
 
 /// Redis's `%.128s`: at most 128 bytes of an argument, cut at a NUL like C would.
@@ -166,6 +168,16 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
             "ERR Command not allowed inside a transaction",
         );
     }
+    // Over `maxmemory`: evict first; refuse what may grow memory if that was not enough. Not while
+    // a script runs past its time (its writes must not mix with evictions), as Redis.
+    if ctx.srv.config.maxmemory > 0 && !ctx.srv.scripting.running.busy {
+        let out_of_memory = evict::perform(ctx) == evict::Outcome::Fail;
+        ctx.srv.eviction.oom_at_start = out_of_memory;
+        if out_of_memory && refused_on_oom(ctx, idx, args) {
+            return reject(ctx, idx, args, evict::OOM_ERROR);
+        }
+    }
+    let client = &mut ctx.clients[ctx.id];
     // A monitor is a replica to Redis: it may not touch the keyspace.
     if client.monitor && cmd.has(READONLY | WRITE | MAY_REPLICATE) {
         return reject(
@@ -183,21 +195,40 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         let busy = ctx.srv.scripting.running.busy_error();
         return reject(ctx, idx, args, busy);
     }
-    // `stop-writes-on-bgsave-error`: after a failed background save, writes (and PING, as Redis)
-    // are refused until a save succeeds.
-    if !ctx.srv.persist.last_bgsave_ok
-        && (cmd.has(WRITE) || cmd.name == "ping")
-        && ctx.srv.config.stop_writes_on_bgsave_error
-        && !crate::persist::save_rules(&ctx.srv.config).is_empty()
-    {
-        return reject(ctx, idx, args, crate::persist::MISCONF_ERROR);
-    }
-    if cmd.has(WRITE) {
-        if let Some(msg) = crate::persist::aof::write_error(ctx.srv) {
+    // After a failed background save (`stop-writes-on-bgsave-error`) or AOF write, writes (and
+    // PING, as Redis) are refused until persistence works again.
+    if cmd.has(WRITE) || cmd.name == "ping" {
+        if let Some(msg) = crate::persist::writes_denied(ctx.srv) {
             return reject(ctx, idx, args, &msg);
         }
     }
     Some(idx)
+}
+
+/// Whether out of memory refuses this command (Redis's `reject_cmd_on_oom`): what may grow memory
+/// (`grows_memory`), EXEC of a queue holding such a command, and inside MULTI anything queued.
+fn refused_on_oom(ctx: &Ctx, idx: usize, args: Args) -> bool {
+    let name = ctx.srv.table.rows[idx].name;
+    let Some(queue) = ctx.clients[ctx.id].tx.queue.as_deref() else {
+        return grows_memory(ctx, idx, args);
+    };
+    match name {
+        "exec" => queue
+            .commands()
+            .any(|(row, queued)| grows_memory(ctx, row, queued)),
+        "discard" | "quit" | "reset" => false,
+        _ => true,
+    }
+}
+
+/// A DENYOOM command, or a script or function that declared it may write without `allow-oom`
+/// (Redis's `getCommandFlags`; a script without a shebang is judged by its own calls).
+fn grows_memory(ctx: &Ctx, idx: usize, args: Args) -> bool {
+    let cmd = ctx.srv.table.rows[idx];
+    match ctx.srv.scripting.declared_flags(cmd.name, args) {
+        Some(flags) => !flags.has(Flags::ALLOW_OOM | Flags::NO_WRITES),
+        None => cmd.has(DENYOOM),
+    }
 }
 
 /// Runs the handler of the command at row `idx`, which passed `check` (now, or when it was queued
@@ -263,6 +294,8 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
 pub struct ScriptRules {
     /// EVAL_RO/EVALSHA_RO, or a `no-writes` script: write commands are refused.
     pub read_only: bool,
+    /// A script flagged `allow-oom`: its writes run over `maxmemory`.
+    pub allow_oom: bool,
 }
 
 /// Runs a command called by a script (`redis.call` in every engine): the same table, handlers and
@@ -289,6 +322,17 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
     if rules.read_only && cmd.has(WRITE | MAY_REPLICATE) {
         ctx.out
             .error("ERR Write commands are not allowed from read-only scripts.");
+        return;
+    }
+    // Out of memory when the script began: its first write that may grow memory is refused
+    // (later ones are not: a script is not stopped half way).
+    if cmd.has(DENYOOM)
+        && !rules.allow_oom
+        && ctx.srv.config.maxmemory > 0
+        && ctx.srv.eviction.oom_at_start
+        && !ctx.srv.scripting.running.wrote
+    {
+        ctx.out.error(evict::OOM_ERROR);
         return;
     }
     if cmd.has(WRITE) {

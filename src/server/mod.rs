@@ -8,6 +8,7 @@
 
 pub mod blocking;
 pub mod client;
+pub mod evict;
 pub mod gate;
 pub mod key_events;
 pub mod notify;
@@ -60,6 +61,8 @@ pub struct State {
     next_client_id: u64,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the cron reclaims expired keys nobody reads.
     pub active_expire_enabled: bool,
+    /// `maxmemory` eviction (evict.rs).
+    pub eviction: evict::Eviction,
     pub slowlog: crate::cmd::slowlog::Slowlog,
     /// Slab keys of the clients in MONITOR mode.
     pub monitors: Vec<usize>,
@@ -90,6 +93,12 @@ pub struct Stats {
 }
 
 impl State {
+    /// INFO's `used_memory`, what `maxmemory` limits: the Rust allocator's live bytes and the
+    /// scripting VMs', which allocate outside it.
+    pub fn used_memory(&self) -> usize {
+        crate::alloc::used() + self.scripting.vm_total()
+    }
+
     pub fn new(config: Config, config_file: Option<PathBuf>) -> State {
         let dbs = (0..config.databases).map(|_| Db::default()).collect();
         let run_id: String = (0..40)
@@ -97,6 +106,7 @@ impl State {
             .collect();
         let scripting = crate::script::Scripting::new(&config);
         notify::configure(config.notify_keyspace_events);
+        evict::configure_stamps(&config);
         State {
             scripting,
             config,
@@ -116,6 +126,7 @@ impl State {
             persist: crate::persist::Persist::default(),
             next_client_id: 1,
             active_expire_enabled: true,
+            eviction: evict::Eviction::default(),
             slowlog: Default::default(),
             monitors: Vec::new(),
         }
@@ -364,6 +375,9 @@ impl<'a> Io<'a> {
             if let Some(t) = self.state.blocking.next_timeout() {
                 timeout = timeout.min(t);
             }
+            if self.state.eviction.running {
+                timeout = Duration::ZERO;
+            }
             match self.r.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -391,6 +405,9 @@ impl<'a> Io<'a> {
                 self.read_client(key, false);
             }
             blocking::handle_timeouts(self.state, self.clients);
+            if self.state.eviction.running {
+                self.evict_more();
+            }
             self.process_unblocked();
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
@@ -737,6 +754,28 @@ impl<'a> Io<'a> {
         }
     }
 
+    /// Runs `f` with a context no client owns, for the server's own work between commands (its
+    /// watchers and subscribers are all other clients).
+    fn server_ctx(&mut self, f: impl FnOnce(&mut Ctx)) {
+        let mut out = crate::resp::reply::Reply::default();
+        let mut ctx = Ctx {
+            srv: self.state,
+            clients: self.clients,
+            id: usize::MAX,
+            db: 0,
+            out: &mut out,
+            reactor: None,
+        };
+        f(&mut ctx);
+    }
+
+    /// Goes on evicting after a command's round ran out of time (Redis's `evictionTimeProc`).
+    fn evict_more(&mut self) {
+        self.server_ctx(|ctx| {
+            evict::perform(ctx);
+        });
+    }
+
     /// Redis's slow active expiry cycle: at most 25% of a cron period, spread over every database.
     fn active_expire(&mut self) {
         if !self.state.active_expire_enabled {
@@ -772,21 +811,13 @@ impl<'a> Io<'a> {
         if gone.is_empty() && !store::events_recorded() {
             return;
         }
-        let mut out = crate::resp::reply::Reply::default();
-        let mut ctx = Ctx {
-            srv: self.state,
-            clients: self.clients,
-            // No client runs this: every watcher and subscriber is another client.
-            id: usize::MAX,
-            db: 0,
-            out: &mut out,
-            reactor: None,
-        };
-        notify::flush_store_events(&mut ctx);
-        // As Redis's active expiry, a reclaimed key is a change for its watchers.
-        for (db, key) in gone {
-            ctx.signal_modified_in(db, &key);
-        }
+        self.server_ctx(|ctx| {
+            notify::flush_store_events(ctx);
+            // As Redis's active expiry, a reclaimed key is a change for its watchers.
+            for (db, key) in gone {
+                ctx.signal_modified_in(db, &key);
+            }
+        });
     }
 
     /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as

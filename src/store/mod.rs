@@ -29,7 +29,8 @@ pub struct Entry {
     pub expire_at: i64,
     /// Position of this key's slot in `Db::expiring`, valid while `expire_at != NO_EXPIRE`.
     exp_pos: u32,
-    /// Last access, in LRU clock seconds, for OBJECT IDLETIME.
+    /// The access stamp (see `fresh_stamp`): the LRU clock of the last access, or under an LFU
+    /// `maxmemory-policy` the LFU counter and its decrement time.
     pub lru: u32,
 }
 
@@ -119,6 +120,111 @@ fn note_expired(db: &mut Db, key: &[u8]) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Access stamps: what `Entry::lru` holds, as Redis's 24-bit `lru` field. Under an LFU
+// `maxmemory-policy` it is a logarithmic access counter (low 8 bits) and the minutes clock of its
+// last decrement (the 16 bits above); under any other policy, the LRU clock (seconds) of the last
+// access. Switching policies leaves the stamps as they are: they take some time to adjust, as in
+// Redis.
+
+#[derive(Clone, Copy)]
+struct LfuParams {
+    on: bool,
+    log_factor: u32,
+    decay_minutes: u32,
+}
+
+thread_local! {
+    static LFU: std::cell::Cell<LfuParams> = const {
+        std::cell::Cell::new(LfuParams { on: false, log_factor: 10, decay_minutes: 1 })
+    };
+}
+
+/// Where a new key's LFU counter starts, so it survives a few samplings before it is used.
+const LFU_INIT_VAL: u32 = 5;
+
+/// Sets how stamps are kept: LFU (`lfu-log-factor`, `lfu-decay-time`) or LRU.
+pub fn configure_stamps(lfu: bool, log_factor: i64, decay_minutes: i64) {
+    let p = LfuParams {
+        on: lfu,
+        log_factor: log_factor.clamp(0, u32::MAX as i64) as u32,
+        decay_minutes: decay_minutes.clamp(0, u32::MAX as i64) as u32,
+    };
+    LFU.with(|c| c.set(p));
+}
+
+/// True under an LFU `maxmemory-policy`.
+pub fn lfu_policy() -> bool {
+    LFU.with(|c| c.get().on)
+}
+
+fn lfu_minutes() -> u32 {
+    ((clock::now_ms() / 60_000) & 0xFFFF) as u32
+}
+
+/// The stamp a new key gets.
+pub fn fresh_stamp() -> u32 {
+    if lfu_policy() {
+        (lfu_minutes() << 8) | LFU_INIT_VAL
+    } else {
+        clock::lru_now()
+    }
+}
+
+/// The stamp after an access: the LRU clock now, or the decayed LFU counter incremented with
+/// probability 1/((counter - LFU_INIT_VAL) * lfu-log-factor + 1) (Redis's `updateLFU`).
+pub fn touched(stamp: u32) -> u32 {
+    let p = LFU.with(|c| c.get());
+    if !p.on {
+        return clock::lru_now();
+    }
+    let mut counter = decayed(stamp, p);
+    if counter < 255 {
+        let r = (rand_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let base = counter.saturating_sub(LFU_INIT_VAL) as f64;
+        if r < 1.0 / (base * p.log_factor as f64 + 1.0) {
+            counter += 1;
+        }
+    }
+    (lfu_minutes() << 8) | counter
+}
+
+/// The LFU counter of a stamp as of now: less one for each `lfu-decay-time` minutes since its
+/// last decrement (Redis's `LFUDecrAndReturn`; OBJECT FREQ).
+pub fn lfu_counter(stamp: u32) -> u32 {
+    decayed(stamp, LFU.with(|c| c.get()))
+}
+
+fn decayed(stamp: u32, p: LfuParams) -> u32 {
+    let (ldt, counter) = ((stamp >> 8) & 0xFFFF, stamp & 0xFF);
+    let now = lfu_minutes();
+    // The minutes clock wraps every 45 days: a later stamp wrapped once.
+    let elapsed = if now >= ldt {
+        now - ldt
+    } else {
+        0xFFFF - ldt + now
+    };
+    let periods = elapsed.checked_div(p.decay_minutes).unwrap_or(0);
+    counter.saturating_sub(periods)
+}
+
+/// Seconds since a key's last access, from its LRU stamp (OBJECT IDLETIME; may predate the start:
+/// RESTORE ... IDLETIME).
+pub fn idle_seconds(stamp: u32) -> u64 {
+    clock::lru_now().wrapping_sub(stamp) as u64
+}
+
+/// The stamp RESTORE (IDLETIME, FREQ) or an RDB file (its IDLE and FREQ opcodes) gives a key, as
+/// Redis's `objectSetLRUOrLFU`: the frequency under an LFU policy, the idle time otherwise; None
+/// when the one that applies was not given.
+pub fn restored_stamp(idle_secs: Option<u64>, freq: Option<u8>) -> Option<u32> {
+    if lfu_policy() {
+        freq.map(|f| (lfu_minutes() << 8) | u32::from(f))
+    } else {
+        idle_secs.map(|s| clock::lru_now().wrapping_sub(s.min(u32::MAX as u64) as u32))
+    }
+}
+
 #[derive(Default, Clone, Copy)]
 pub struct DbStats {
     pub expired_keys: u64,
@@ -175,7 +281,7 @@ impl Db {
                 self.stats.hits += 1;
                 let e = self.dict.value_at_mut(slot);
                 if touch {
-                    e.lru = clock::lru_now();
+                    e.lru = touched(e.lru);
                 }
                 Some(e)
             }
@@ -191,7 +297,7 @@ impl Db {
     pub fn lookup_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
         let slot = self.find_live(key)?;
         let e = self.dict.value_at_mut(slot);
-        e.lru = clock::lru_now();
+        e.lru = touched(e.lru);
         Some(e)
     }
 
@@ -204,7 +310,11 @@ impl Db {
     /// that create their key (SADD, HSET, ZADD).
     pub fn lookup_mut_or_insert(&mut self, key: &[u8], make: impl FnOnce() -> Value) -> &mut Entry {
         let slot = match self.find_live(key) {
-            Some(slot) => slot,
+            Some(slot) => {
+                let e = self.dict.value_at_mut(slot);
+                e.lru = touched(e.lru);
+                slot
+            }
             None => {
                 record(self, StoreEvent::New, key);
                 self.dict.insert_new(
@@ -213,14 +323,12 @@ impl Db {
                         val: make(),
                         expire_at: NO_EXPIRE,
                         exp_pos: 0,
-                        lru: 0,
+                        lru: fresh_stamp(),
                     },
                 )
             }
         };
-        let e = self.dict.value_at_mut(slot);
-        e.lru = clock::lru_now();
-        e
+        self.dict.value_at_mut(slot)
     }
 
     /// Stores `val` under `key`. `expire_at`: `Some(t)` sets that TTL, `None` keeps the key's current
@@ -228,8 +336,10 @@ impl Db {
     pub fn set(&mut self, key: &[u8], val: Value, expire_at: Option<i64>) {
         match self.find_live(key) {
             Some(slot) => {
-                self.dict.value_at_mut(slot).val = val;
-                self.dict.value_at_mut(slot).lru = clock::lru_now();
+                // An overwritten key keeps its LFU counter, as Redis's `dbSetValue`.
+                let e = self.dict.value_at_mut(slot);
+                e.val = val;
+                e.lru = touched(e.lru);
                 if let Some(at) = expire_at {
                     self.set_expire_slot(slot, at);
                 }
@@ -240,7 +350,7 @@ impl Db {
                     val,
                     expire_at: NO_EXPIRE,
                     exp_pos: 0,
-                    lru: clock::lru_now(),
+                    lru: fresh_stamp(),
                 };
                 let slot = self.dict.insert_new(key, entry);
                 if let Some(at) = expire_at {
@@ -251,13 +361,14 @@ impl Db {
     }
 
     /// Adds a key that is not in the table, expired or not, without looking it up (the RDB loader,
-    /// which has just checked): one hash of the key instead of three.
-    pub fn insert_absent(&mut self, key: &[u8], val: Value, expire_at: i64) {
+    /// which has just checked): one hash of the key instead of three. `stamp`: the access stamp the
+    /// file gave it (`restored_stamp`), else a fresh one.
+    pub fn insert_absent(&mut self, key: &[u8], val: Value, expire_at: i64, stamp: Option<u32>) {
         let entry = Entry {
             val,
             expire_at: NO_EXPIRE,
             exp_pos: 0,
-            lru: clock::lru_now(),
+            lru: stamp.unwrap_or_else(fresh_stamp),
         };
         let slot = self.dict.insert_new(key, entry);
         if expire_at != NO_EXPIRE {
@@ -311,6 +422,18 @@ impl Db {
         self.dict.clear();
         self.expiring = Vec::new();
         n
+    }
+
+    /// A random slot for eviction to consider: any key, or with `volatile` only a key with a TTL.
+    /// Expired keys are candidates too, as in Redis's sampling.
+    pub fn sample_slot(&self, volatile: bool) -> Option<u32> {
+        if !volatile {
+            return self.dict.random_slot(rand_u64);
+        }
+        if self.expiring.is_empty() {
+            return None;
+        }
+        Some(self.expiring[(rand_u64() % self.expiring.len() as u64) as usize])
     }
 
     pub fn random_key(&mut self) -> Option<Vec<u8>> {
