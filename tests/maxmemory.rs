@@ -6,7 +6,7 @@
 //! finishes what one command's time budget could not, and the AOF logs every eviction.
 
 mod common;
-use common::{goblin, info_field, scenarios, Raw};
+use common::{goblin, info_field, scenarios, scratch_dir, Raw};
 use std::time::{Duration, Instant};
 
 /// Each case starts and ends without a limit, so the next one's FLUSHALL and setup run freely.
@@ -435,4 +435,28 @@ fn every_engine_obeys_the_limit() {
         assert_eq!(r, b"+OK\r\n", "{prefix}EVAL with allow-oom");
     }
     assert_eq!(c.cmd_str("GET a"), b"$1\r\nx\r\n");
+}
+
+/// Loading the AOF is not held to the limit (what it holds was accepted once): a server restarted
+/// with `maxmemory 1` and noeviction has every key back, and refuses writes afterwards.
+#[test]
+fn aof_loads_past_the_limit() {
+    let dir = scratch_dir("maxmemory-aof");
+    let d = dir.to_str().unwrap();
+    let g = goblin(&["--dir", d, "--appendonly", "yes"]);
+    let mut c = g.raw();
+    for i in 0..100 {
+        c.cmd_str(&format!("SET key:{i} value:{i}"));
+    }
+    drop(g);
+    let g = goblin(&["--dir", d, "--appendonly", "yes", "--maxmemory", "1"]);
+    let mut c = g.raw();
+    assert_eq!(c.cmd_str("DBSIZE"), b":100\r\n");
+    assert_eq!(c.cmd_str("GET key:99"), b"$8\r\nvalue:99\r\n");
+    assert_eq!(
+        c.cmd_str("SET more v"),
+        b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+    );
+    drop(g);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,7 @@ use crate::cmd::{
 use crate::script::Flags;
 use crate::server::client::ReplyMode;
 use crate::server::evict;
+use crate::store;
 use crate::util::clock;
 
 /// Redis's `%.128s`: at most 128 bytes of an argument, cut at a NUL like C would.
@@ -169,8 +170,9 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         );
     }
     // Over `maxmemory`: evict first; refuse what may grow memory if that was not enough. Not while
-    // a script runs past its time (its writes must not mix with evictions), as Redis.
-    if ctx.srv.config.maxmemory > 0 && !ctx.srv.scripting.running.busy {
+    // a script runs past its time (its writes must not mix with evictions), nor while the AOF is
+    // loaded (what it holds was accepted once), as Redis.
+    if ctx.srv.config.maxmemory > 0 && !ctx.srv.scripting.running.busy && !store::loading() {
         let out_of_memory = evict::perform(ctx) == evict::Outcome::Fail;
         ctx.srv.eviction.oom_at_start = out_of_memory;
         if out_of_memory && refused_on_oom(ctx, idx, args) {

@@ -112,6 +112,11 @@ pub fn set_loading(on: bool) {
     LOADING.with(|c| c.set(on));
 }
 
+/// True while the AOF is being loaded.
+pub fn loading() -> bool {
+    LOADING.with(|c| c.get())
+}
+
 fn note_expired(db: &mut Db, key: &[u8]) {
     db.stats.expired_keys += 1;
     record(db, StoreEvent::Expired, key);
