@@ -77,6 +77,7 @@ fn main() -> ExitCode {
         }
     };
     notice!("Running mode=standalone, port={}.", srv.tcp_port());
+    srv.state.startup_memory = srv.state.used_memory();
     if let Err(e) = goblin_core::persist::load_at_startup(&mut srv.state) {
         warning!("{e}");
         return ExitCode::FAILURE;

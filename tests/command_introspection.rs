@@ -354,6 +354,8 @@ const GETKEYS: &[&str] = &[
     "PEXPIRETIME k",
     "PERSIST k",
     "OBJECT ENCODING k",
+    "MEMORY USAGE k",
+    "MEMORY USAGE k SAMPLES 5",
     "OBJECT REFCOUNT k",
     "OBJECT IDLETIME k",
     "OBJECT FREQ k",

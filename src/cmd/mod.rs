@@ -23,6 +23,7 @@ pub mod hyperloglog;
 pub mod keys;
 pub mod keyspec;
 pub mod list;
+pub mod memory;
 pub mod monitor;
 pub mod multi;
 pub mod parse;
@@ -540,6 +541,7 @@ fn families() -> &'static [&'static [Command]] {
         list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
+        memory::COMMANDS,
         slowlog::COMMANDS,
         replication::COMMANDS,
         monitor::COMMANDS,
@@ -880,6 +882,7 @@ mod tests {
             include_str!("goblin.rs"),
             include_str!("sort.rs"),
             include_str!("slowlog.rs"),
+            include_str!("memory.rs"),
             include_str!("monitor.rs"),
             include_str!("replication.rs"),
             include_str!("hyperloglog.rs"),

@@ -11,7 +11,7 @@ use crate::config::{self, REDIS_VERSION};
 use crate::resp::reply::{DB_INDEX, SYNTAX};
 use crate::server::Shutdown;
 use crate::util::clock;
-use crate::{alloc, notice, warning};
+use crate::{notice, warning};
 
 const GROUP: &str = "server";
 
@@ -416,9 +416,9 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
         }
         "memory" => {
             let vm_total = srv.scripting.vm_total();
-            let used = srv.used_memory();
-            let peak = alloc::peak();
-            let rss = alloc::rss();
+            let mem = super::memory::Overhead::of(srv, ctx.clients);
+            let (used, peak, rss) = (mem.total, mem.peak, mem.rss);
+            let (frag, frag_bytes) = mem.fragmentation();
             // SAFETY: sysconf has no preconditions.
             let total =
                 unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) * libc::sysconf(libc::_SC_PAGESIZE) }
@@ -430,10 +430,15 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("used_memory_rss_human:{}", human(rss));
             f!("used_memory_peak:{peak}");
             f!("used_memory_peak_human:{}", human(peak));
-            f!(
-                "used_memory_peak_perc:{:.2}%",
-                used as f64 * 100.0 / peak.max(1) as f64
-            );
+            f!("used_memory_peak_perc:{:.2}%", mem.peak_perc());
+            f!("used_memory_overhead:{}", mem.overhead_total);
+            f!("used_memory_startup:{}", mem.startup);
+            f!("used_memory_dataset:{}", mem.dataset());
+            f!("used_memory_dataset_perc:{:.2}%", mem.dataset_perc());
+            // Without jemalloc, Redis's allocator figures: allocated is used, the rest the RSS.
+            f!("allocator_allocated:{used}");
+            f!("allocator_active:{rss}");
+            f!("allocator_resident:{rss}");
             f!("total_system_memory:{total}");
             f!("total_system_memory_human:{}", human(total));
             let lua_vm = srv
@@ -455,6 +460,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 "number_of_functions:{}",
                 srv.scripting.functions.function_count()
             );
+            f!("number_of_libraries:{}", srv.scripting.functions.len());
             f!(
                 "used_memory_vm_functions:{}",
                 srv.scripting.functions_vm_memory()
@@ -470,16 +476,25 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("maxmemory:{}", cfg.maxmemory);
             f!("maxmemory_human:{}", human(cfg.maxmemory as usize));
             f!("maxmemory_policy:{}", cfg.maxmemory_policy);
-            f!(
-                "mem_fragmentation_ratio:{:.2}",
-                rss as f64 / used.max(1) as f64
-            );
-            f!(
-                "mem_not_counted_for_evict:{}",
-                crate::persist::aof::buffer_bytes(srv)
-            );
+            f!("allocator_frag_ratio:{frag:.2}");
+            f!("allocator_frag_bytes:{frag_bytes}");
+            f!("allocator_rss_ratio:1.00");
+            f!("allocator_rss_bytes:0");
+            f!("rss_overhead_ratio:1.00");
+            f!("rss_overhead_bytes:0");
+            f!("mem_fragmentation_ratio:{frag:.2}");
+            f!("mem_fragmentation_bytes:{frag_bytes}");
+            f!("mem_not_counted_for_evict:{}", mem.aof_buffer);
+            f!("mem_replication_backlog:0");
+            f!("mem_total_replication_buffers:0");
+            f!("mem_clients_slaves:0");
+            f!("mem_clients_normal:{}", mem.clients_normal);
+            f!("mem_cluster_links:0");
+            f!("mem_aof_buffer:{}", mem.aof_buffer);
             f!("mem_allocator:libc");
+            f!("active_defrag_running:0");
             f!("lazyfree_pending_objects:0");
+            f!("lazyfreed_objects:0");
         }
         "persistence" => {
             o.push_str("# Persistence\r\n");

@@ -166,6 +166,12 @@ impl Client {
     }
 
     /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
+    /// What the connection holds: its query and output buffers and its own state (CLIENT LIST's
+    /// `tot-mem`, MEMORY STATS's `clients.normal`).
+    pub fn memory(&self) -> usize {
+        self.query.len() + self.out.buf.capacity() + std::mem::size_of::<Client>()
+    }
+
     pub fn info_line(&self, resp: u8) -> String {
         let mut flags = String::new();
         if self.monitor {
@@ -222,7 +228,7 @@ impl Client {
             omem,
             self.out.buf.len(),
             self.pending_output(),
-            qbuf + omem + std::mem::size_of::<Client>(),
+            self.memory(),
             events,
             self.last_cmd,
             resp,

@@ -63,6 +63,8 @@ pub struct State {
     pub active_expire_enabled: bool,
     /// `maxmemory` eviction (evict.rs).
     pub eviction: evict::Eviction,
+    /// `used_memory` once the server was up, before loading data (INFO's `used_memory_startup`).
+    pub startup_memory: usize,
     pub slowlog: crate::cmd::slowlog::Slowlog,
     /// Slab keys of the clients in MONITOR mode.
     pub monitors: Vec<usize>,
@@ -99,6 +101,11 @@ impl State {
         crate::alloc::used() + self.scripting.vm_total()
     }
 
+    /// The highest `used_memory` so far (the VMs' part taken as it is now: it barely moves).
+    pub fn peak_memory(&self) -> usize {
+        crate::alloc::peak() + self.scripting.vm_total()
+    }
+
     pub fn new(config: Config, config_file: Option<PathBuf>) -> State {
         let dbs = (0..config.databases).map(|_| Db::default()).collect();
         let run_id: String = (0..40)
@@ -127,6 +134,7 @@ impl State {
             next_client_id: 1,
             active_expire_enabled: true,
             eviction: evict::Eviction::default(),
+            startup_memory: 0,
             slowlog: Default::default(),
             monitors: Vec::new(),
         }

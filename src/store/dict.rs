@@ -51,6 +51,13 @@ impl<V> Dict<V> {
         self.slots.reserve(n);
     }
 
+    /// The table's own bytes, keys and values aside: its slots and index (MEMORY STATS).
+    pub fn table_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot<V>>()
+            + self.index.capacity() * (std::mem::size_of::<u32>() + 1)
+            + self.free.capacity() * std::mem::size_of::<u32>()
+    }
+
     /// One past the highest slot position; scan cursors range over `0..slot_span()`.
     pub fn slot_span(&self) -> usize {
         self.slots.len()

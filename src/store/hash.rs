@@ -69,13 +69,13 @@ impl Hash {
         }
     }
 
-    pub fn heap_size(&self) -> usize {
+    /// Each field's approximate heap footprint, with its value (MEMORY USAGE).
+    pub fn element_sizes(&self) -> Box<dyn Iterator<Item = usize> + '_> {
         match self {
-            Hash::Listpack(v) => v
-                .iter()
-                .map(|(k, val)| k.capacity() + val.capacity() + 48)
-                .sum(),
-            Hash::Table(d) => d.iter().map(|(_, k, v)| k.len() + v.capacity() + 32).sum(),
+            Hash::Listpack(v) => {
+                Box::new(v.iter().map(|(k, val)| k.capacity() + val.capacity() + 48))
+            }
+            Hash::Table(d) => Box::new(d.iter().map(|(_, k, v)| k.len() + v.capacity() + 32)),
         }
     }
 

@@ -32,8 +32,9 @@ impl List {
         "quicklist"
     }
 
-    pub fn heap_size(&self) -> usize {
-        self.items.iter().map(|i| i.capacity() + 24).sum()
+    /// Each element's approximate heap footprint (MEMORY USAGE).
+    pub fn element_sizes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.items.iter().map(|i| i.capacity() + 24)
     }
 
     pub fn push(&mut self, end: End, v: Vec<u8>) {

@@ -256,6 +256,11 @@ impl Db {
         self.expiring.len()
     }
 
+    /// Bytes of the index of keys with a TTL (MEMORY STATS).
+    pub fn expires_table_bytes(&self) -> usize {
+        self.expiring.capacity() * std::mem::size_of::<u32>()
+    }
+
     /// The slot of a live (non-expired) key, expiring it lazily if its time has passed.
     pub fn find_live(&mut self, key: &[u8]) -> Option<u32> {
         let slot = self.dict.find(key)?;

@@ -83,10 +83,11 @@ impl Set {
         }
     }
 
-    pub fn heap_size(&self) -> usize {
+    /// Each member's approximate heap footprint (MEMORY USAGE).
+    pub fn element_sizes(&self) -> Box<dyn Iterator<Item = usize> + '_> {
         match self {
-            Set::Intset(v) => v.capacity() * 8,
-            Set::Table(d) => d.iter().map(|(_, k, _)| k.len() + 24).sum(),
+            Set::Intset(v) => Box::new(v.iter().map(|_| 8)),
+            Set::Table(d) => Box::new(d.iter().map(|(_, k, _)| k.len() + 24)),
         }
     }
 

@@ -56,15 +56,30 @@ impl Value {
         Value::Str(Str::from_bytes(data))
     }
 
-    /// Approximate heap footprint, for INFO memory and MEMORY USAGE.
+    /// Approximate heap footprint (DEBUG OBJECT).
     pub fn heap_size(&self) -> usize {
-        match self {
-            Value::Str(s) => s.heap_size(),
-            Value::List(l) => l.heap_size(),
-            Value::Hash(h) => h.heap_size(),
-            Value::Set(s) => s.heap_size(),
-            Value::ZSet(z) => z.heap_size(),
+        self.memory_usage(usize::MAX)
+    }
+
+    /// MEMORY USAGE's estimate of the value's heap footprint: an aggregate's first `samples`
+    /// elements, their average scaled to its length (Redis's `objectComputeSize`).
+    pub fn memory_usage(&self, samples: usize) -> usize {
+        let (len, sizes): (usize, Box<dyn Iterator<Item = usize> + '_>) = match self {
+            Value::Str(s) => return s.heap_size(),
+            Value::List(l) => (l.len(), Box::new(l.element_sizes())),
+            Value::Hash(h) => (h.len(), h.element_sizes()),
+            Value::Set(s) => (s.len(), s.element_sizes()),
+            Value::ZSet(z) => (z.len(), Box::new(z.element_sizes())),
+        };
+        let (mut taken, mut sum) = (0usize, 0usize);
+        for size in sizes.take(samples) {
+            taken += 1;
+            sum += size;
         }
+        if taken == 0 || taken >= len {
+            return sum;
+        }
+        (sum as f64 / taken as f64 * len as f64) as usize
     }
 }
 

@@ -237,12 +237,12 @@ impl ZSet {
         self.listpack = false;
     }
 
-    pub fn heap_size(&self) -> usize {
+    /// Each member's approximate heap footprint (MEMORY USAGE): in the table and in the ordered
+    /// index.
+    pub fn element_sizes(&self) -> impl Iterator<Item = usize> + '_ {
         self.dict
             .iter()
-            .map(|(_, k, _)| 2 * k.len() + 80)
-            .sum::<usize>()
-            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            .map(|(_, k, _)| 2 * k.len() + 80 + std::mem::size_of::<Node>())
     }
 
     /// The member → score table (ZSCAN walks its slots, ZRANDMEMBER samples it).
