@@ -68,6 +68,12 @@ pub struct Config {
     /// Microseconds a command must run to enter the slow log (0: every command, negative: none).
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: i64,
+    /// Milliseconds an event must last to be sampled by the latency monitor (0: off).
+    pub latency_monitor_threshold: i64,
+    /// Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
+    /// The percentiles INFO latencystats reports.
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Bytes a HyperLogLog may take in its sparse representation before it turns dense.
     pub hll_sparse_max_bytes: i64,
     pub lazyfree_lazy_eviction: bool,
@@ -144,6 +150,9 @@ impl Default for Config {
             busy_reply_threshold: 5000,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             hll_sparse_max_bytes: 3000,
             lazyfree_lazy_eviction: false,
             lazyfree_lazy_expire: false,
@@ -328,6 +337,9 @@ pub static DIRECTIVES: &[Directive] = &[
     d("busy-reply-threshold", int(|c| &mut c.busy_reply_threshold, 0, i64::MAX)).alias("lua-time-limit"),
     d("slowlog-log-slower-than", int(|c| &mut c.slowlog_log_slower_than, -1, i64::MAX)),
     d("slowlog-max-len", int(|c| &mut c.slowlog_max_len, 0, i64::MAX)),
+    d("latency-monitor-threshold", int(|c| &mut c.latency_monitor_threshold, 0, i64::MAX)),
+    d("latency-tracking", Kind::Bool(|c| &mut c.latency_tracking)),
+    d("latency-tracking-info-percentiles", Kind::Special { get: |c| c.latency_tracking_info_percentiles.iter().map(|p| percentile_text(*p)).collect::<Vec<_>>().join(" "), set: set_percentiles }),
     d("hll-sparse-max-bytes", mem(|c| &mut c.hll_sparse_max_bytes, 0, i64::MAX)),
     d("lazyfree-lazy-eviction", Kind::Bool(|c| &mut c.lazyfree_lazy_eviction)),
     d("lazyfree-lazy-expire", Kind::Bool(|c| &mut c.lazyfree_lazy_expire)),
@@ -388,6 +400,31 @@ fn set_save(c: &mut Config, args: &[String]) -> Result<(), String> {
         }
     }
     c.save = parts.join(" ");
+    Ok(())
+}
+
+/// A percentile as Redis writes it (`%f`, trailing zeros trimmed): `50`, `99.9`, `0.0001`.
+pub fn percentile_text(p: f64) -> String {
+    let s = format!("{p:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn set_percentiles(c: &mut Config, args: &[String]) -> Result<(), String> {
+    let joined = args.join(" ");
+    let mut list = Vec::new();
+    for word in joined.split_whitespace() {
+        let p: f64 = word
+            .parse()
+            .map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .into(),
+            );
+        }
+        list.push(p);
+    }
+    c.latency_tracking_info_percentiles = list;
     Ok(())
 }
 

@@ -22,6 +22,7 @@ pub mod hash;
 pub mod hyperloglog;
 pub mod keys;
 pub mod keyspec;
+pub mod latency;
 pub mod list;
 pub mod memory;
 pub mod monitor;
@@ -542,6 +543,7 @@ fn families() -> &'static [&'static [Command]] {
         connection::COMMANDS,
         server::COMMANDS,
         memory::COMMANDS,
+        latency::COMMANDS,
         slowlog::COMMANDS,
         replication::COMMANDS,
         monitor::COMMANDS,
@@ -883,6 +885,7 @@ mod tests {
             include_str!("sort.rs"),
             include_str!("slowlog.rs"),
             include_str!("memory.rs"),
+            include_str!("latency.rs"),
             include_str!("monitor.rs"),
             include_str!("replication.rs"),
             include_str!("hyperloglog.rs"),

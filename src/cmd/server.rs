@@ -614,7 +614,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 f!("errorstat_{code}:count={n}");
             }
         }
-        "latencystats" => o.push_str("# Latencystats\r\n"),
+        "latencystats" => super::latency::info(srv, o),
         "cluster" => {
             o.push_str("# Cluster\r\n");
             f!("cluster_enabled:0");
@@ -764,6 +764,7 @@ fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
     for db in &mut ctx.srv.dbs {
         db.stats = Default::default();
     }
+    ctx.srv.latency.reset_histograms();
     ctx.out.ok();
     Ok(())
 }

@@ -664,7 +664,24 @@ pub fn flush_turn(st: &mut State) {
         a.buf.clear();
         return;
     };
-    match (&*file).write_all(&a.buf) {
+    let fsync_pending = a
+        .fsyncer
+        .as_ref()
+        .is_some_and(|f| f.busy.load(Ordering::Acquire));
+    let started = Instant::now();
+    let written = (&*file).write_all(&a.buf);
+    // The latency monitor's AOF write events, by what the write may have waited for (Redis's).
+    let ms = started.elapsed().as_millis() as u64;
+    let child = a.child.is_some() || st.persist.child.is_some();
+    let event = match (fsync_pending, child) {
+        (true, _) => "aof-write-pending-fsync",
+        (false, true) => "aof-write-active-child",
+        (false, false) => "aof-write-alone",
+    };
+    crate::cmd::latency::sample(st, event, ms);
+    crate::cmd::latency::sample(st, "aof-write", ms);
+    let a = &mut st.persist.aof;
+    match written {
         Ok(()) => {
             if a.last_write_error.take().is_some() {
                 warning!("AOF write error looks solved, Redis can write again.");
@@ -689,7 +706,12 @@ pub fn flush_turn(st: &mut State) {
     }
     match policy {
         "always" if !no_fsync => {
-            if let Err(e) = file.sync_data() {
+            let started = Instant::now();
+            let synced = file.sync_data();
+            let ms = started.elapsed().as_millis() as u64;
+            crate::cmd::latency::sample(st, "aof-fsync-always", ms);
+            let a = &mut st.persist.aof;
+            if let Err(e) = synced {
                 warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. Exiting...");
                 std::process::exit(1);
             }

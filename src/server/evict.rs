@@ -11,7 +11,7 @@
 //! counter, nearest expiry), and the best that still exists is evicted. The access stamps these
 //! read are kept by the store (`store::touched`).
 
-use crate::cmd::Ctx;
+use crate::cmd::{latency, Ctx};
 use crate::server::notify::EVICTED;
 use crate::server::State;
 use crate::store::{self, NO_EXPIRE};
@@ -159,6 +159,18 @@ fn evict(ctx: &mut Ctx) -> Outcome {
     if policy.pick == Pick::Nothing {
         return Outcome::Fail;
     }
+    let start = Instant::now();
+    let outcome = evict_keys(ctx, policy, needed);
+    latency::sample(
+        ctx.srv,
+        "eviction-cycle",
+        start.elapsed().as_millis() as u64,
+    );
+    outcome
+}
+
+/// Evicts keys by `policy` until `needed` bytes are freed or the time budget runs out.
+fn evict_keys(ctx: &mut Ctx, policy: Policy, needed: usize) -> Outcome {
     let limit = time_limit(ctx.srv.config.maxmemory_eviction_tenacity);
     let start = Instant::now();
     let mut freed: i64 = 0;
@@ -169,7 +181,13 @@ fn evict(ctx: &mut Ctx) -> Outcome {
         };
         // What deleting the key gave back; the DEL logged for it is not counted (Redis likewise).
         let before = crate::alloc::used() as i64;
+        let del_start = Instant::now();
         drop(ctx.srv.dbs[db].remove(&key));
+        latency::sample(
+            ctx.srv,
+            "eviction-del",
+            del_start.elapsed().as_millis() as u64,
+        );
         freed += before - crate::alloc::used() as i64;
         ctx.srv.eviction.evicted_keys += 1;
         ctx.signal_modified_in(db, &key);

@@ -5,8 +5,8 @@
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
 use crate::cmd::{
-    monitor, multi, Args, Ctx, ALLOW_BUSY, DENYOOM, MAY_REPLICATE, NOSCRIPT, NO_AUTH, NO_MULTI,
-    NO_QUEUE, READONLY, SUB_OK, WRITE,
+    latency, monitor, multi, Args, Ctx, ALLOW_BUSY, DENYOOM, FAST, MAY_REPLICATE, NOSCRIPT,
+    NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, SUB_OK, WRITE,
 };
 use crate::script::Flags;
 use crate::server::client::ReplyMode;
@@ -282,7 +282,14 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     ctx.srv.stats.err_mark = errors;
     if !blocked {
         crate::cmd::slowlog::record(ctx, cmd, args, elapsed / 1000);
+        latency::track(ctx.srv, idx, elapsed);
     }
+    let event = if cmd.has(FAST) {
+        "fast-command"
+    } else {
+        "command"
+    };
+    latency::sample(ctx.srv, event, elapsed / 1_000_000);
     let stats = &mut ctx.srv.table.stats[idx];
     stats.calls += u64::from(!blocked);
     stats.nsec += elapsed;

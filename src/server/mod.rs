@@ -66,6 +66,8 @@ pub struct State {
     /// `used_memory` once the server was up, before loading data (INFO's `used_memory_startup`).
     pub startup_memory: usize,
     pub slowlog: crate::cmd::slowlog::Slowlog,
+    /// The latency monitor and the commands' latency histograms.
+    pub latency: crate::cmd::latency::Latency,
     /// Slab keys of the clients in MONITOR mode.
     pub monitors: Vec<usize>,
 }
@@ -136,6 +138,7 @@ impl State {
             eviction: evict::Eviction::default(),
             startup_memory: 0,
             slowlog: Default::default(),
+            latency: Default::default(),
             monitors: Vec::new(),
         }
     }
@@ -815,7 +818,9 @@ impl<'a> Io<'a> {
             let s = &mut self.state.stats;
             s.expired_stale_perc = perc * 0.05 + s.expired_stale_perc * 0.95;
         }
-        self.state.stats.expire_cycle_cpu_ms += (clock::monotonic_us() - start) / 1000;
+        let elapsed_ms = (clock::monotonic_us() - start) / 1000;
+        self.state.stats.expire_cycle_cpu_ms += elapsed_ms;
+        crate::cmd::latency::sample(self.state, "expire-cycle", elapsed_ms);
         if gone.is_empty() && !store::events_recorded() {
             return;
         }
