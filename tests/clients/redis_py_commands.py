@@ -4,8 +4,9 @@ real redis-server and on Goblin Core: every call's parsed result must be equal o
 Usage: python3 tests/clients/redis_py_commands.py REDIS_PORT GOBLIN_PORT
 
 Covers SORT, the bitmap commands (including redis-py's BitFieldOperation builder), LCS,
-HyperLogLog, the geo commands, SLOWLOG (through redis-py's parsed entries), MONITOR (through
-redis-py's Monitor, which parses each line), WAIT and ROLE. Exits non-zero on the first difference.
+HyperLogLog, the geo commands, SLOWLOG (through redis-py's parsed entries), MEMORY and LATENCY
+(the shapes redis-py parses), maxmemory's refusals and evictions, MONITOR (through redis-py's
+Monitor, which parses each line), WAIT and ROLE. Exits non-zero on the first difference.
 """
 
 import sys
@@ -63,6 +64,29 @@ def calls(r):
         ("slowlog len", lambda: r.slowlog_len()),
         ("slowlog get", lambda: [e["command"] for e in r.slowlog_get(2)]),
         ("slowlog off", lambda: r.config_set("slowlog-log-slower-than", 10000)),
+        # MEMORY: the figures differ between the servers, their types and names do not.
+        ("memory usage", lambda: type(r.memory_usage("l")).__name__),
+        ("memory usage missing", lambda: r.memory_usage("nokey")),
+        ("memory stats", lambda: sorted(r.memory_stats().keys())),
+        ("memory purge", lambda: r.memory_purge()),
+        ("memory doctor", lambda: r.execute_command("MEMORY", "DOCTOR")),
+        # LATENCY, with the monitor off: no events, and the same report.
+        ("latency latest", lambda: r.latency_latest()),
+        ("latency history", lambda: r.latency_history("command")),
+        ("latency reset", lambda: r.latency_reset()),
+        ("latency doctor", lambda: r.execute_command("LATENCY", "DOCTOR")),
+        # maxmemory: refusals and evictions as redis-py reports them.
+        ("oom limit", lambda: r.config_set("maxmemory", 1)),
+        ("oom set", lambda: r.set("x", "y")),
+        ("oom get", lambda: r.get("slow")),
+        ("oom eval", lambda: r.eval("return redis.call('set', 'x', 'y')", 0)),
+        ("evict all", lambda: r.config_set("maxmemory-policy", "allkeys-random")),
+        ("evicted", lambda: (r.get("slow"), r.dbsize())),
+        ("no limit", lambda: r.config_set("maxmemory", 0)),
+        ("lfu policy", lambda: r.config_set("maxmemory-policy", "allkeys-lfu")),
+        ("lfu key", lambda: r.set("f", "str")),
+        ("object freq", lambda: r.object("freq", "f")),
+        ("noeviction", lambda: r.config_set("maxmemory-policy", "noeviction")),
     ]
     for label, call in steps:
         try:
