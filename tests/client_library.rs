@@ -1,5 +1,5 @@
-//! The commands added for Redis users (SORT, bitmaps, LCS, HyperLogLog, geo, SLOWLOG, MONITOR,
-//! WAIT, ROLE) called through redis-py, as applications call them, on redis-server and on Goblin
+//! The commands added for Redis users (SORT, bitmaps, LCS, HyperLogLog, geo, SLOWLOG, MEMORY,
+//! LATENCY, maxmemory, MONITOR, WAIT, ROLE) called through redis-py, as applications call them, on redis-server and on Goblin
 //! Core: the library's parsed results must be equal (`tests/clients/redis_py_commands.py`).
 
 mod common;
