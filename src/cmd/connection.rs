@@ -8,6 +8,7 @@ use super::{
 use crate::config::REDIS_VERSION;
 use crate::resp::reply::{DB_INDEX, SYNTAX};
 use crate::server::client::ReplyMode;
+use crate::server::pause::Kind;
 
 const GROUP: &str = "connection";
 
@@ -507,6 +508,45 @@ fn client_unblock(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT PAUSE timeout [WRITE | ALL]
+///
+/// # Format
+/// `CLIENT PAUSE timeout [WRITE|ALL]` — `+OK`; for `timeout` ms clients' commands (ALL, the
+/// default) or those that may write (WRITE) wait.
+fn client_pause(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 4 {
+        return Err(err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            text(&args[1])
+        )));
+    }
+    let kind = match args.get(3) {
+        None => Kind::All,
+        Some(m) if is(m, "write") => Kind::Write,
+        Some(m) if is(m, "all") => Kind::All,
+        Some(_) => return Err("ERR CLIENT PAUSE mode must be WRITE or ALL".into()),
+    };
+    let timeout =
+        crate::util::parse_i64(&args[2]).ok_or("ERR timeout is not an integer or out of range")?;
+    if timeout < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    let until = crate::util::clock::now_ms().saturating_add(timeout);
+    ctx.srv.pause.start(kind, until);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT UNPAUSE
+///
+/// # Format
+/// `CLIENT UNPAUSE` — `+OK`; the pause ends and the held commands run.
+fn client_unpause(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.srv.pause.end();
+    ctx.out.ok();
+    Ok(())
+}
+
 const CLIENT_HELP: &[&str] = &[
     "GETNAME",
     "    Return the name of the current connection.",
@@ -534,6 +574,10 @@ const CLIENT_HELP: &[&str] = &[
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
@@ -593,6 +637,12 @@ const CLIENT_SUBCOMMANDS: &[Command] = &[
     Command::new("client|unblock", client_unblock, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
         .doc("Unblock a client blocked in a blocking command from a different connection", "5.0.0",
             "O(log N) where N is the number of client connections", "client-id:integer [TIMEOUT | ERROR]"),
+    Command::new("client|pause", client_pause, -3, CLIENT_FLAGS | super::ADMIN).group(GROUP)
+        .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
+        .arg_since(&[("mode", "6.2.0")])
+        .doc("Stop processing commands from clients for some time", "2.9.50", "O(1)", "timeout:integer [mode:(WRITE | ALL)]"),
+    Command::new("client|unpause", client_unpause, 2, CLIENT_FLAGS | super::ADMIN).group(GROUP)
+        .doc("Resume processing of clients that were paused", "6.2.0", "O(N) Where N is the number of paused clients", ""),
     Command::new("client|help", client_help, 2, LOADING | STALE).group(GROUP)
         .doc("Show helpful text about the different subcommands", "5.0.0", "O(1)", ""),
 ];

@@ -88,6 +88,8 @@ pub struct Client {
     pub deny_blocking: bool,
     /// Set while the client waits in a blocking command (BLPOP, ...): see `server::blocking`.
     pub blocked: Option<Box<crate::server::blocking::Blocked>>,
+    /// Set while a CLIENT PAUSE holds the client's command: see `server::pause`.
+    pub postponed: Option<crate::server::pause::Postponed>,
     /// MULTI queue and WATCHed keys.
     pub tx: crate::cmd::multi::Tx,
     /// Channels, patterns and shard channels subscribed to.
@@ -130,6 +132,7 @@ impl Client {
             dirty_cas: false,
             deny_blocking: false,
             blocked: None,
+            postponed: None,
             tx: Default::default(),
             subs: Default::default(),
             close_asap: false,

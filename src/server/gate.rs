@@ -70,12 +70,34 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
         multi::flag(&mut ctx.clients[ctx.id]);
         return;
     };
+    // CLIENT PAUSE holds the command (even one to be queued) until the pause ends.
+    if ctx.srv.pause.kind().is_some() && ctx.srv.pause.holds(may_write(ctx, idx, args)) {
+        crate::server::pause::postpone(ctx, args);
+        return;
+    }
     let cmd = ctx.srv.table.rows[idx];
     if ctx.clients[ctx.id].tx.queue.is_some() && !cmd.has(NO_QUEUE) {
         multi::queue(ctx, idx, args);
         return;
     }
     call(ctx, idx, args);
+}
+
+/// Whether a command may write or replicate (Redis's `is_may_replicate_command`): by its flags, a
+/// script or function by its declared flags, EXEC by its queue.
+fn may_write(ctx: &Ctx, idx: usize, args: Args) -> bool {
+    let cmd = ctx.srv.table.rows[idx];
+    if cmd.name == "exec" {
+        if let Some(queue) = ctx.clients[ctx.id].tx.queue.as_deref() {
+            return queue
+                .commands()
+                .any(|(row, queued)| may_write(ctx, row, queued));
+        }
+    }
+    match ctx.srv.scripting.declared_flags(cmd.name, args) {
+        Some(flags) => !flags.has(Flags::NO_WRITES),
+        None => cmd.has(WRITE | MAY_REPLICATE),
+    }
 }
 
 /// Rejects a command that `check` refused: counts it in rejected_calls and replies the error. A
@@ -172,7 +194,11 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     // Over `maxmemory`: evict first; refuse what may grow memory if that was not enough. Not while
     // a script runs past its time (its writes must not mix with evictions), nor while the AOF is
     // loaded (what it holds was accepted once), as Redis.
-    if ctx.srv.config.maxmemory > 0 && !ctx.srv.scripting.running.busy && !store::loading() {
+    if ctx.srv.config.maxmemory > 0
+        && !ctx.srv.scripting.running.busy
+        && !store::loading()
+        && ctx.srv.pause.kind().is_none()
+    {
         let out_of_memory = evict::perform(ctx) == evict::Outcome::Fail;
         ctx.srv.eviction.oom_at_start = out_of_memory;
         if out_of_memory && refused_on_oom(ctx, idx, args) {

@@ -12,6 +12,7 @@ pub mod evict;
 pub mod gate;
 pub mod key_events;
 pub mod notify;
+pub mod pause;
 pub mod pubsub;
 mod signals;
 
@@ -63,6 +64,8 @@ pub struct State {
     pub active_expire_enabled: bool,
     /// `maxmemory` eviction (evict.rs).
     pub eviction: evict::Eviction,
+    /// CLIENT PAUSE (pause.rs).
+    pub pause: pause::Pause,
     /// `used_memory` once the server was up, before loading data (INFO's `used_memory_startup`).
     pub startup_memory: usize,
     pub slowlog: crate::cmd::slowlog::Slowlog,
@@ -136,6 +139,7 @@ impl State {
             next_client_id: 1,
             active_expire_enabled: true,
             eviction: evict::Eviction::default(),
+            pause: pause::Pause::default(),
             startup_memory: 0,
             slowlog: Default::default(),
             latency: Default::default(),
@@ -389,6 +393,9 @@ impl<'a> Io<'a> {
             if self.state.eviction.running {
                 timeout = Duration::ZERO;
             }
+            if let Some(t) = self.state.pause.time_left() {
+                timeout = timeout.min(t);
+            }
             match self.r.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -416,9 +423,10 @@ impl<'a> Io<'a> {
                 self.read_client(key, false);
             }
             blocking::handle_timeouts(self.state, self.clients);
-            if self.state.eviction.running {
+            if self.state.eviction.running && self.state.pause.kind().is_none() {
                 self.evict_more();
             }
+            pause::resume(self.state, self.clients);
             self.process_unblocked();
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
@@ -561,7 +569,7 @@ impl<'a> Io<'a> {
     /// Executes every complete command in the client's query buffer.
     fn process_input(&mut self, key: usize) {
         let c = &mut self.clients[key];
-        if c.close_after_reply || c.blocked.is_some() {
+        if c.close_after_reply || c.blocked.is_some() || c.postponed.is_some() {
             return;
         }
         let query = std::mem::take(&mut c.query);
@@ -594,8 +602,12 @@ impl<'a> Io<'a> {
                     }
                     let c = &self.clients[key];
                     authenticated = c.authenticated;
-                    // A blocked client's next commands wait until it is served.
-                    if c.close_after_reply || c.blocked.is_some() || self.state.shutdown.is_some() {
+                    // A blocked or paused client's next commands wait until it is served.
+                    if c.close_after_reply
+                        || c.blocked.is_some()
+                        || c.postponed.is_some()
+                        || self.state.shutdown.is_some()
+                    {
                         break;
                     }
                 }
@@ -789,7 +801,8 @@ impl<'a> Io<'a> {
 
     /// Redis's slow active expiry cycle: at most 25% of a cron period, spread over every database.
     fn active_expire(&mut self) {
-        if !self.state.active_expire_enabled {
+        // Nothing expires while clients are paused: the dataset holds still.
+        if !self.state.active_expire_enabled || self.state.pause.kind().is_some() {
             return;
         }
         let hz = self.state.config.hz.clamp(1, 500) as u64;

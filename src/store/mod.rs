@@ -64,6 +64,7 @@ pub enum StoreEvent {
 thread_local! {
     static LOG_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static EXPIRY_PAUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Which `StoreEvent`s are recorded, one bit each (`event_bit`).
     static RECORDED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
 }
@@ -110,6 +111,12 @@ pub fn set_log_expired(on: bool) {
 /// command of the file may still work on a key whose time has passed since it was written.
 pub fn set_loading(on: bool) {
     LOADING.with(|c| c.set(on));
+}
+
+/// While clients are paused (CLIENT PAUSE) a key past its time reads as missing but is not
+/// deleted, as Redis's `expireIfNeeded`: the dataset holds still.
+pub fn set_expiry_paused(on: bool) {
+    EXPIRY_PAUSED.with(|c| c.set(on));
 }
 
 /// True while the AOF is being loaded.
@@ -261,14 +268,28 @@ impl Db {
         self.expiring.capacity() * std::mem::size_of::<u32>()
     }
 
-    /// The slot of a live (non-expired) key, expiring it lazily if its time has passed.
+    /// The slot of a live (non-expired) key, expiring it lazily if its time has passed (while
+    /// clients are paused, leaving it in place).
     pub fn find_live(&mut self, key: &[u8]) -> Option<u32> {
+        self.find_unexpired(key, EXPIRY_PAUSED.with(|c| c.get()))
+    }
+
+    /// `find_live` for a write, which will store at the key: an expired key goes even while
+    /// clients are paused (a write that runs then, inside the transaction that paused them,
+    /// replaces it).
+    fn find_for_write(&mut self, key: &[u8]) -> Option<u32> {
+        self.find_unexpired(key, false)
+    }
+
+    fn find_unexpired(&mut self, key: &[u8], keep_expired: bool) -> Option<u32> {
         let slot = self.dict.find(key)?;
         let e = self.dict.value_at(slot);
         if e.expire_at != NO_EXPIRE && e.expire_at <= clock::now_ms() && !LOADING.with(|c| c.get())
         {
-            self.remove(key);
-            note_expired(self, key);
+            if !keep_expired {
+                self.remove(key);
+                note_expired(self, key);
+            }
             return None;
         }
         Some(slot)
@@ -305,7 +326,7 @@ impl Db {
 
     /// Looks a key up for writing: no hit/miss accounting (as Redis's `lookupKeyWrite`).
     pub fn lookup_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let slot = self.find_live(key)?;
+        let slot = self.find_for_write(key)?;
         let e = self.dict.value_at_mut(slot);
         e.lru = touched(e.lru);
         Some(e)
@@ -319,7 +340,7 @@ impl Db {
     /// absent: one lookup when the key exists (Redis's `*TypeLookupWriteOrCreate`), for the writes
     /// that create their key (SADD, HSET, ZADD).
     pub fn lookup_mut_or_insert(&mut self, key: &[u8], make: impl FnOnce() -> Value) -> &mut Entry {
-        let slot = match self.find_live(key) {
+        let slot = match self.find_for_write(key) {
             Some(slot) => {
                 let e = self.dict.value_at_mut(slot);
                 e.lru = touched(e.lru);
@@ -344,7 +365,7 @@ impl Db {
     /// Stores `val` under `key`. `expire_at`: `Some(t)` sets that TTL, `None` keeps the key's current
     /// TTL (KEEPTTL). Callers wanting SET's default (drop the TTL) pass `Some(NO_EXPIRE)`.
     pub fn set(&mut self, key: &[u8], val: Value, expire_at: Option<i64>) {
-        match self.find_live(key) {
+        match self.find_for_write(key) {
             Some(slot) => {
                 // An overwritten key keeps its LFU counter, as Redis's `dbSetValue`.
                 let e = self.dict.value_at_mut(slot);
