@@ -136,6 +136,11 @@ const DOCS_DIFFERENCES: &[(&str, &str)] = &[
         "Redis 7.0 lists no arguments for COMMAND GETKEYS; we document `command [arg ...]`, as \
          Redis 7.2 does",
     ),
+    (
+        "command|getkeysandflags",
+        "Redis 7.0 lists no arguments for COMMAND GETKEYSANDFLAGS; we document `command [arg ...]`, \
+         as Redis 7.2 does",
+    ),
 ];
 
 /// COMMAND INFO of every command both servers have, one name at a time and several at once, in
@@ -355,6 +360,9 @@ const GETKEYS: &[&str] = &[
     "PERSIST k",
     "OBJECT ENCODING k",
     "MEMORY USAGE k",
+    "BITFIELD k GET u8 0 OVERFLOW SAT GET u4 4",
+    "BITFIELD k GET u8 0 INCRBY u8 0 1",
+    "SET k v NX GET",
     "MEMORY USAGE k SAMPLES 5",
     "OBJECT REFCOUNT k",
     "OBJECT IDLETIME k",
@@ -475,6 +483,15 @@ fn command_getkeys_matches_redis() {
         .collect();
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     compare(&[&lines]);
+    // The same lines with each key's flags, in both protocols (flags are a set in RESP3).
+    let flagged: Vec<String> = GETKEYS
+        .iter()
+        .map(|l| format!("COMMAND GETKEYSANDFLAGS {l}"))
+        .collect();
+    let mut flagged: Vec<&str> = flagged.iter().map(String::as_str).collect();
+    compare(&[&flagged]);
+    flagged.insert(0, "#HELLO 3");
+    compare(&[&flagged]);
 
     // Every command Redis gives keys (key specs, or keys found by parsing) that we have is
     // among the lines above.

@@ -264,6 +264,12 @@ impl KeySpecs {
     /// skipped), or `None` when a spec does not fit the line (a bad key count, keys past its end)
     /// or cannot tell (unknown, incomplete).
     pub fn find(&self, args: Args) -> Option<Vec<usize>> {
+        self.find_flagged(args)
+            .map(|keys| keys.into_iter().map(|(pos, _)| pos).collect())
+    }
+
+    /// `find`, each key with the flags of the spec that found it (COMMAND GETKEYSANDFLAGS).
+    pub fn find_flagged(&self, args: Args) -> Option<Vec<(usize, u32)>> {
         let argc = args.len() as i64;
         let mut keys = Vec::new();
         for spec in self.as_slice() {
@@ -330,7 +336,7 @@ impl KeySpecs {
             }
             let mut i = first;
             while i <= last {
-                keys.push(i as usize);
+                keys.push((i as usize, spec.flags));
                 i += step.max(1);
             }
             if spec.flags & INCOMPLETE != 0 {
