@@ -87,6 +87,7 @@ pub struct Config {
     pub io_threads: i64,
     pub client_output_buffer_limit: String,
     pub enable_debug_command: &'static str,
+    pub enable_module_command: &'static str,
     pub hash_max_listpack_entries: i64,
     pub hash_max_listpack_value: i64,
     pub set_max_intset_entries: i64,
@@ -166,6 +167,7 @@ impl Default for Config {
             client_output_buffer_limit:
                 "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
             enable_debug_command: "no",
+            enable_module_command: "no",
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             set_max_intset_entries: 512,
@@ -352,6 +354,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("io-threads", int(|c| &mut c.io_threads, 1, 128)).immutable()
         .check(|c| if c.io_threads == 1 { Ok(()) } else { Err("Goblin Core runs on one thread by design: io-threads must be 1".into()) }),
     d("enable-debug-command", Kind::Enum(|c| &mut c.enable_debug_command, &["no", "yes", "local"])).immutable(),
+    d("enable-module-command", Kind::Enum(|c| &mut c.enable_module_command, &["no", "yes", "local"])).immutable(),
     d("client-output-buffer-limit", Kind::Special { get: |c| c.client_output_buffer_limit.clone(), set: set_output_limit }),
     // Thresholds of Redis's compact encodings: ours follow them so OBJECT ENCODING answers as Redis.
     d("hash-max-listpack-entries", mem(|c| &mut c.hash_max_listpack_entries, 0, i64::MAX)).alias("hash-max-ziplist-entries"),

@@ -13,6 +13,7 @@
 //! answers through `ctx.out` (the reply builder) or by returning an error, which the gate replies.
 
 pub mod bitops;
+pub mod cluster;
 pub mod command;
 pub mod connection;
 pub mod function;
@@ -25,6 +26,7 @@ pub mod keyspec;
 pub mod latency;
 pub mod list;
 pub mod memory;
+pub mod module;
 pub mod monitor;
 pub mod multi;
 pub mod parse;
@@ -544,6 +546,8 @@ fn families() -> &'static [&'static [Command]] {
         server::COMMANDS,
         memory::COMMANDS,
         latency::COMMANDS,
+        module::COMMANDS,
+        cluster::COMMANDS,
         slowlog::COMMANDS,
         replication::COMMANDS,
         monitor::COMMANDS,
@@ -886,6 +890,8 @@ mod tests {
             include_str!("slowlog.rs"),
             include_str!("memory.rs"),
             include_str!("latency.rs"),
+            include_str!("module.rs"),
+            include_str!("cluster.rs"),
             include_str!("monitor.rs"),
             include_str!("replication.rs"),
             include_str!("hyperloglog.rs"),
@@ -898,6 +904,7 @@ mod tests {
                 .filter(|l| {
                     l.ends_with("(ctx: &mut Ctx, args: Args) -> CmdResult {")
                         || l.ends_with("(ctx: &mut Ctx, _args: Args) -> CmdResult {")
+                        || l.ends_with("(_ctx: &mut Ctx, _args: Args) -> CmdResult {")
                 })
                 .map(|l| l.split('(').next().unwrap())
                 .collect();

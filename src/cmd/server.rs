@@ -156,10 +156,7 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
     let allowed = match ctx.srv.config.enable_debug_command {
         "yes" => true,
-        "local" => {
-            let c = ctx.client();
-            c.is_unix || c.addr.starts_with("127.") || c.addr.starts_with("[::1]")
-        }
+        "local" => ctx.client().is_local(),
         _ => false,
     };
     if !allowed {

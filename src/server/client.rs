@@ -169,6 +169,12 @@ impl Client {
     }
 
     /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
+    /// Connected over the Unix socket or from a loopback address: what `enable-debug-command
+    /// local` and `enable-module-command local` allow.
+    pub fn is_local(&self) -> bool {
+        self.is_unix || self.addr.starts_with("127.") || self.addr.starts_with("[::1]")
+    }
+
     /// What the connection holds: its query and output buffers and its own state (CLIENT LIST's
     /// `tot-mem`, MEMORY STATS's `clients.normal`).
     pub fn memory(&self) -> usize {
