@@ -103,7 +103,9 @@ fn display_syntax(syntax: &str) -> String {
             return;
         }
         let w = match word.split_once(':') {
-            Some((n, "integer" | "double" | "key" | "key-pattern" | "unix-time")) => n.to_string(),
+            Some((n, "integer" | "double" | "key" | "key-pattern" | "unix-time" | "string")) => {
+                n.to_string()
+            }
             Some((_, t)) if is_keyword(t) => t.to_string(),
             _ => word.clone(),
         };

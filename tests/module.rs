@@ -1,6 +1,7 @@
-//! MODULE, and the cluster client commands of a server outside a cluster (READONLY, READWRITE,
+//! MODULE, and the cluster commands of a server outside a cluster (CLUSTER, READONLY, READWRITE,
 //! ASKING), compared with redis-server byte for byte: client libraries call MODULE LIST to find
-//! modules and READONLY to probe for a cluster, and must learn the same as from Redis.
+//! modules and CLUSTER INFO or READONLY to probe for a cluster, and must learn the same as from
+//! Redis.
 
 mod common;
 use common::{compare_both, scenarios};
@@ -17,6 +18,19 @@ fn module_and_cluster_commands_match_redis() {
         "MODULE",
         "MODULE LIST x",
         "MODULE UNLOAD",
+        "CLUSTER INFO",
+        "CLUSTER HELP",
+        "CLUSTER SLOTS",
+        "CLUSTER SHARDS",
+        "CLUSTER NODES",
+        "CLUSTER MYID",
+        "CLUSTER KEYSLOT foo",
+        "CLUSTER SETSLOT 1 NODE x",
+        "CLUSTER RESET HARD",
+        "CLUSTER",
+        "CLUSTER FOO",
+        "CLUSTER INFO x",
+        "CLUSTER KEYSLOT",
         "READONLY",
         "READWRITE",
         "ASKING",

@@ -319,6 +319,8 @@ fn leaf(word: &str) -> DocArg {
     }
     let (name, kind) = match word.split_once(':') {
         Some((n, "integer")) => (n, "integer"),
+        // A string named `key` (CLUSTER KEYSLOT's), not a key.
+        Some((n, "string")) => (n, "string"),
         Some((n, "double")) => (n, "double"),
         Some((n, "key")) => (n, "key"),
         Some((n, "unix-time")) => (n, "unix-time"),
