@@ -81,6 +81,34 @@ pub struct Config {
     pub lazyfree_lazy_server_del: bool,
     pub lazyfree_lazy_user_del: bool,
     pub lazyfree_lazy_user_flush: bool,
+    /// Linux transparent huge pages off for the process (prctl), as Redis by default.
+    pub disable_thp: bool,
+    /// `no`, `yes`/`relative` or `absolute`: how `oom_score_adj_values` set the kernel's OOM score.
+    pub oom_score_adj: &'static str,
+    /// OOM score adjustments of the server, (replicas,) and the background save child.
+    pub oom_score_adj_values: [i64; 3],
+    // Directives of features this server does not have (ACL log, replication, streams), or that
+    // its design makes moot (jemalloc, incremental rehashing, the process title): accepted with
+    // Redis's syntax, ranges and defaults, shown by CONFIG GET, without effect.
+    pub acllog_max_len: i64,
+    pub activerehashing: bool,
+    pub dynamic_hz: bool,
+    pub jemalloc_bg_thread: bool,
+    pub proc_title_template: String,
+    pub set_proc_title: bool,
+    pub rdb_del_sync_files: bool,
+    pub rdb_save_incremental_fsync: bool,
+    pub repl_disable_tcp_nodelay: bool,
+    pub repl_diskless_load: &'static str,
+    pub repl_diskless_sync: bool,
+    pub repl_diskless_sync_delay: i64,
+    pub repl_diskless_sync_max_replicas: i64,
+    pub replica_lazy_flush: bool,
+    pub replica_priority: i64,
+    pub replica_read_only: bool,
+    pub replica_serve_stale_data: bool,
+    pub stream_node_max_bytes: i64,
+    pub stream_node_max_entries: i64,
     pub stop_writes_on_bgsave_error: bool,
     pub rdbcompression: bool,
     pub rdbchecksum: bool,
@@ -160,6 +188,28 @@ impl Default for Config {
             lazyfree_lazy_server_del: false,
             lazyfree_lazy_user_del: false,
             lazyfree_lazy_user_flush: false,
+            disable_thp: true,
+            oom_score_adj: "no",
+            oom_score_adj_values: [0, 200, 800],
+            acllog_max_len: 128,
+            activerehashing: true,
+            dynamic_hz: true,
+            jemalloc_bg_thread: true,
+            proc_title_template: "{title} {listen-addr} {server-mode}".into(),
+            set_proc_title: true,
+            rdb_del_sync_files: false,
+            rdb_save_incremental_fsync: true,
+            repl_disable_tcp_nodelay: false,
+            repl_diskless_load: "disabled",
+            repl_diskless_sync: true,
+            repl_diskless_sync_delay: 5,
+            repl_diskless_sync_max_replicas: 0,
+            replica_lazy_flush: false,
+            replica_priority: 100,
+            replica_read_only: true,
+            replica_serve_stale_data: true,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
             stop_writes_on_bgsave_error: true,
             rdbcompression: true,
             rdbchecksum: true,
@@ -348,6 +398,29 @@ pub static DIRECTIVES: &[Directive] = &[
     d("lazyfree-lazy-server-del", Kind::Bool(|c| &mut c.lazyfree_lazy_server_del)),
     d("lazyfree-lazy-user-del", Kind::Bool(|c| &mut c.lazyfree_lazy_user_del)),
     d("lazyfree-lazy-user-flush", Kind::Bool(|c| &mut c.lazyfree_lazy_user_flush)),
+    d("disable-thp", Kind::Bool(|c| &mut c.disable_thp)).immutable(),
+    d("oom-score-adj", Kind::Enum(|c| &mut c.oom_score_adj, &["no", "yes", "relative", "absolute"])),
+    d("oom-score-adj-values", Kind::Special { get: |c| c.oom_score_adj_values.map(|v| v.to_string()).join(" "), set: set_oom_score_adj_values }),
+    d("acllog-max-len", int(|c| &mut c.acllog_max_len, 0, i64::MAX)),
+    d("activerehashing", Kind::Bool(|c| &mut c.activerehashing)),
+    d("dynamic-hz", Kind::Bool(|c| &mut c.dynamic_hz)),
+    d("jemalloc-bg-thread", Kind::Bool(|c| &mut c.jemalloc_bg_thread)),
+    d("proc-title-template", Kind::Str(|c| &mut c.proc_title_template))
+        .check(|c| if proc_title_valid(c) { Ok(()) } else { Err("template format is invalid or contains unknown variables".into()) }),
+    d("set-proc-title", Kind::Bool(|c| &mut c.set_proc_title)).immutable(),
+    d("rdb-del-sync-files", Kind::Bool(|c| &mut c.rdb_del_sync_files)),
+    d("rdb-save-incremental-fsync", Kind::Bool(|c| &mut c.rdb_save_incremental_fsync)),
+    d("repl-disable-tcp-nodelay", Kind::Bool(|c| &mut c.repl_disable_tcp_nodelay)),
+    d("repl-diskless-load", Kind::Enum(|c| &mut c.repl_diskless_load, &["disabled", "on-empty-db", "swapdb"])),
+    d("repl-diskless-sync", Kind::Bool(|c| &mut c.repl_diskless_sync)),
+    d("repl-diskless-sync-delay", int(|c| &mut c.repl_diskless_sync_delay, 0, i32::MAX as i64)),
+    d("repl-diskless-sync-max-replicas", int(|c| &mut c.repl_diskless_sync_max_replicas, 0, i32::MAX as i64)),
+    d("replica-lazy-flush", Kind::Bool(|c| &mut c.replica_lazy_flush)).alias("slave-lazy-flush"),
+    d("replica-priority", int(|c| &mut c.replica_priority, 0, i32::MAX as i64)).alias("slave-priority"),
+    d("replica-read-only", Kind::Bool(|c| &mut c.replica_read_only)).alias("slave-read-only"),
+    d("replica-serve-stale-data", Kind::Bool(|c| &mut c.replica_serve_stale_data)).alias("slave-serve-stale-data"),
+    d("stream-node-max-bytes", mem(|c| &mut c.stream_node_max_bytes, 0, i64::MAX)),
+    d("stream-node-max-entries", int(|c| &mut c.stream_node_max_entries, 0, i64::MAX)),
     d("stop-writes-on-bgsave-error", Kind::Bool(|c| &mut c.stop_writes_on_bgsave_error)),
     d("rdbcompression", Kind::Bool(|c| &mut c.rdbcompression)),
     d("rdbchecksum", Kind::Bool(|c| &mut c.rdbchecksum)).immutable(),
@@ -404,6 +477,47 @@ fn set_save(c: &mut Config, args: &[String]) -> Result<(), String> {
     }
     c.save = parts.join(" ");
     Ok(())
+}
+
+fn set_oom_score_adj_values(c: &mut Config, args: &[String]) -> Result<(), String> {
+    let joined = args.join(" ");
+    let words: Vec<&str> = joined.split_whitespace().collect();
+    if words.len() != 3 {
+        return Err("wrong number of arguments".into());
+    }
+    let mut values = [0i64; 3];
+    for (v, w) in values.iter_mut().zip(&words) {
+        *v = w
+            .parse()
+            .ok()
+            .filter(|n: &i64| (-2000..=2000).contains(n))
+            .ok_or("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")?;
+    }
+    c.oom_score_adj_values = values;
+    Ok(())
+}
+
+/// Redis's `validateProcTitleTemplate`: only known variables, and something left once expanded
+/// with an empty title.
+fn proc_title_valid(c: &Config) -> bool {
+    let mut rest = c.proc_title_template.as_str();
+    let mut out = String::new();
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            return false;
+        };
+        match &rest[open + 1..open + close] {
+            "title" | "server-mode" => {}
+            "listen-addr" | "port" | "tls-port" => out.push('x'),
+            "unixsocket" => out.push_str(&c.unixsocket),
+            "config-file" => out.push('x'),
+            _ => return false,
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    !out.trim_matches(' ').is_empty()
 }
 
 /// A percentile as Redis writes it (`%f`, trailing zeros trimmed): `50`, `99.9`, `0.0001`.
@@ -538,8 +652,24 @@ fn parse_bool(s: &str) -> Option<bool> {
 }
 
 impl Directive {
-    /// Sets this directive from its arguments, with Redis's messages for bad values.
+    /// Sets this directive from its arguments, with Redis's messages for bad values, and refuses a
+    /// value this build does not support (`check`).
     pub fn set(&self, c: &mut Config, args: &[String]) -> Result<(), String> {
+        self.parse_into(c, args)?;
+        self.supports(c)
+    }
+
+    /// Whether the value now in `c` is one this build supports.
+    fn supports(&self, c: &Config) -> Result<(), String> {
+        match self.supported {
+            Some(check) => check(c),
+            None => Ok(()),
+        }
+    }
+
+    /// `set` without the support check: a config file's line, which a later line or the command
+    /// line may override (`daemonize yes` in the file, `--daemonize no` after it).
+    fn parse_into(&self, c: &mut Config, args: &[String]) -> Result<(), String> {
         let single = || -> Result<&String, String> {
             match args {
                 [one] => Ok(one),
@@ -590,10 +720,7 @@ impl Directive {
         if let Some(adjust) = self.adjust {
             adjust(c);
         }
-        match self.supported {
-            Some(check) => check(c),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     pub fn get(&self, c: &mut Config) -> String {
@@ -627,6 +754,7 @@ pub fn get_matching(c: &mut Config, pattern: &[u8]) -> Vec<(&'static str, String
 }
 
 /// One directive line as read from a file or the command line.
+#[derive(Clone)]
 pub struct Line {
     pub number: usize,
     pub text: String,
@@ -683,6 +811,29 @@ pub fn split_lines(text: &str, first_line: usize) -> Result<Vec<Line>, ConfigErr
 
 /// Applies directive lines in order; `include` reads another file in place.
 pub fn apply_lines(c: &mut Config, lines: Vec<Line>, depth: usize) -> Result<(), ConfigError> {
+    let mut last_set = Vec::new();
+    apply_lines_into(c, lines, depth, &mut last_set)?;
+    // Unsupported values are judged once every line is in: the last line to set a directive
+    // decides, and an error names it.
+    for (d, line) in last_set {
+        d.supports(c).map_err(|msg| ConfigError {
+            line: line.number,
+            text: line.text.clone(),
+            msg,
+        })?;
+    }
+    Ok(())
+}
+
+/// The directives with a support check, each with the last line that set it.
+type LastSet = Vec<(&'static Directive, Line)>;
+
+fn apply_lines_into(
+    c: &mut Config,
+    lines: Vec<Line>,
+    depth: usize,
+    last_set: &mut LastSet,
+) -> Result<(), ConfigError> {
     for line in lines {
         let fail = |msg: String| ConfigError {
             line: line.number,
@@ -705,13 +856,17 @@ pub fn apply_lines(c: &mut Config, lines: Vec<Line>, depth: usize) -> Result<(),
                     os_error_text(&e)
                 ))
             })?;
-            apply_lines(c, split_lines(&text, 1)?, depth + 1)?;
+            apply_lines_into(c, split_lines(&text, 1)?, depth + 1, last_set)?;
             continue;
         }
         let Some(dir) = find(name) else {
             return Err(fail("Bad directive or wrong number of arguments".into()));
         };
-        dir.set(c, values).map_err(fail)?;
+        dir.parse_into(c, values).map_err(fail)?;
+        if dir.supported.is_some() {
+            last_set.retain(|(d, _)| !std::ptr::eq(*d, dir));
+            last_set.push((dir, line.clone()));
+        }
     }
     Ok(())
 }

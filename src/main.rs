@@ -68,6 +68,15 @@ fn main() -> ExitCode {
     let config_file = file
         .filter(|f| f.as_os_str() != "-")
         .map(|f| std::fs::canonicalize(&f).unwrap_or(f));
+    // As Redis by default: no transparent huge pages (a fork's copy-on-write of huge pages stalls).
+    #[cfg(target_os = "linux")]
+    if config.disable_thp {
+        // SAFETY: prctl with PR_SET_THP_DISABLE only sets a flag of this process.
+        unsafe {
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        }
+    }
+    server::oom::apply(&config, server::oom::Class::Server);
     let state = server::State::new(config, config_file);
     let mut srv = match server::Server::new(state) {
         Ok(s) => s,

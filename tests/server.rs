@@ -811,3 +811,140 @@ fn example_config_documents_and_loads_every_directive() {
         );
     }
 }
+
+/// The redis.conf Debian's redis-server installs starts Goblin Core (with the command line
+/// overriding what a service manager would: foreground, port, files in a scratch directory), and
+/// every directive it sets answers CONFIG GET with the file's value.
+#[test]
+fn debian_redis_conf_starts_the_server() {
+    let conf = "/etc/redis/redis.conf";
+    let text = std::fs::read_to_string(conf)
+        .expect("Debian's redis-server installs /etc/redis/redis.conf");
+    let dir = scratch_dir("debian-conf");
+    let d = dir.to_str().unwrap().to_string();
+    let pid = format!("{d}/redis.pid");
+    let g = goblin(&[
+        conf,
+        "--daemonize",
+        "no",
+        "--pidfile",
+        &pid,
+        "--logfile",
+        "",
+        "--dir",
+        &d,
+    ]);
+    let mut c = g.raw();
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    for line in text.lines().map(str::trim) {
+        let mut words = line.split_whitespace();
+        let Some(name) = words.next().filter(|n| !n.starts_with('#')) else {
+            continue;
+        };
+        if matches!(
+            name,
+            "daemonize" | "pidfile" | "logfile" | "dir" | "port" | "save"
+        ) {
+            continue;
+        }
+        // CONFIG GET shows memory amounts in bytes, as Redis does.
+        let bytes = |w: &str| -> String {
+            let lower = w.to_ascii_lowercase();
+            for (unit, n) in [("gb", 1u64 << 30), ("mb", 1 << 20), ("kb", 1 << 10)] {
+                if let Some(v) = lower.strip_suffix(unit).and_then(|v| v.parse::<u64>().ok()) {
+                    return (v * n).to_string();
+                }
+            }
+            w.to_string()
+        };
+        let want: Vec<String> = words.map(|w| bytes(w.trim_matches('"'))).collect();
+        let got =
+            String::from_utf8_lossy(&c.cmd(&[b"CONFIG", b"GET", name.as_bytes()])).into_owned();
+        let value = got.split("\r\n").nth(4).unwrap_or("").to_string();
+        let got_words: Vec<&str> = value.split_whitespace().collect();
+        // Redis, and we, show the replica class of client-output-buffer-limit as `slave`.
+        let want_words: Vec<&str> = want
+            .iter()
+            .flat_map(|w| w.split_whitespace())
+            .map(|w| if w == "replica" { "slave" } else { w })
+            .collect();
+        // A directive given on several lines (client-output-buffer-limit) shows them all.
+        assert!(
+            want_words.is_empty()
+                || got_words
+                    .windows(want_words.len())
+                    .any(|w| w == want_words.as_slice()),
+            "{line}: CONFIG GET shows {value:?}"
+        );
+    }
+    drop(g);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The last line that sets a directive decides: the command line may override a file's value this
+/// build refuses, and the refusal names the line that set it last.
+#[test]
+fn unsupported_values_are_judged_after_every_line() {
+    let (ok, err) = start_with_config("daemonize yes\n");
+    assert!(!ok);
+    assert!(err.contains(">>> 'daemonize yes'"), "{err}");
+    let (ok, err) = start_with_config("daemonize yes\ndaemonize no\n");
+    assert!(ok, "{err}");
+    let (ok, err) = start_with_config("daemonize no\ndaemonize yes\nport 0\n");
+    assert!(!ok);
+    assert!(
+        err.contains("at line 2") && err.contains(">>> 'daemonize yes'"),
+        "{err}"
+    );
+}
+
+/// Directives of Redis's default redis.conf for features this server does not have: their
+/// values, ranges, errors and aliases as Redis's.
+#[test]
+fn compatibility_directives_match_redis() {
+    let mut lines = Vec::new();
+    for (name, value) in [
+        ("acllog-max-len", "256"),
+        ("activerehashing", "no"),
+        ("dynamic-hz", "no"),
+        ("jemalloc-bg-thread", "no"),
+        ("oom-score-adj-values", "\"0 100 900\""),
+        ("proc-title-template", "\"{title} {port}\""),
+        ("rdb-del-sync-files", "yes"),
+        ("rdb-save-incremental-fsync", "no"),
+        ("repl-disable-tcp-nodelay", "yes"),
+        ("repl-diskless-load", "swapdb"),
+        ("repl-diskless-sync", "no"),
+        ("repl-diskless-sync-delay", "7"),
+        ("repl-diskless-sync-max-replicas", "2"),
+        ("replica-lazy-flush", "yes"),
+        ("replica-priority", "50"),
+        ("slave-read-only", "no"),
+        ("replica-serve-stale-data", "no"),
+        ("stream-node-max-bytes", "1kb"),
+        ("stream-node-max-entries", "50"),
+    ] {
+        lines.push(format!("CONFIG GET {name}"));
+        lines.push(format!("CONFIG SET {name} {value}"));
+        lines.push(format!("CONFIG GET {name}"));
+    }
+    for bad in [
+        "oom-score-adj maybe",
+        "oom-score-adj-values \"1 2\"",
+        "oom-score-adj-values \"0 200 3000\"",
+        "proc-title-template \"{title}\"",
+        "proc-title-template \"{nosuch}\"",
+        "repl-diskless-load sometimes",
+        "replica-priority -1",
+        "acllog-max-len -1",
+        "disable-thp no",
+        "set-proc-title no",
+    ] {
+        lines.push(format!("CONFIG SET {bad}"));
+    }
+    lines.push("CONFIG GET disable-thp".into());
+    lines.push("CONFIG GET set-proc-title".into());
+    lines.push("CONFIG GET oom-score-adj".into());
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    common::compare(&[&refs]);
+}

@@ -730,6 +730,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     let maxmemory_was = ctx.srv.config.maxmemory;
     ctx.srv.config = next;
     crate::server::evict::configure_stamps(&ctx.srv.config);
+    crate::server::oom::apply(&ctx.srv.config, crate::server::oom::Class::Server);
     if ctx.srv.config.maxmemory != maxmemory_was {
         crate::server::evict::limit_changed(ctx.srv);
     }

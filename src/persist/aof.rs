@@ -849,6 +849,7 @@ pub fn rewrite_start(st: &mut State) -> Result<(), String> {
     }
     if pid == 0 {
         crate::log::set_child_role();
+        crate::server::oom::apply(&st.config, crate::server::oom::Class::Child);
         // SAFETY: default dispositions in the child, as the BGSAVE child.
         unsafe {
             libc::signal(libc::SIGTERM, libc::SIG_DFL);

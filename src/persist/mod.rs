@@ -231,6 +231,7 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
     }
     if pid == 0 {
         crate::log::set_child_role();
+        crate::server::oom::apply(&st.config, crate::server::oom::Class::Child);
         // SAFETY: restoring default dispositions in the child: a SIGTERM meant for it must not
         // reach the parent's shutdown pipe, which the child shares.
         unsafe {

@@ -12,6 +12,7 @@ pub mod evict;
 pub mod gate;
 pub mod key_events;
 pub mod notify;
+pub mod oom;
 pub mod pause;
 pub mod pubsub;
 mod signals;
