@@ -343,10 +343,8 @@ pub static DIRECTIVES: &[Directive] = &[
     d("timeout", int(|c| &mut c.timeout, 0, i32::MAX as i64)),
     d("tcp-keepalive", int(|c| &mut c.tcp_keepalive, 0, i32::MAX as i64)),
     d("protected-mode", Kind::Bool(|c| &mut c.protected_mode)),
-    d("daemonize", Kind::Bool(|c| &mut c.daemonize)).immutable()
-        .check(|c| if c.daemonize { Err("daemonize yes is not supported by Goblin Core: run it in the foreground under your supervisor".into()) } else { Ok(()) }),
-    d("supervised", Kind::Enum(|c| &mut c.supervised, &["upstart", "systemd", "auto", "no"])).immutable()
-        .check(|c| if matches!(c.supervised, "no" | "auto") { Ok(()) } else { Err(format!("supervised {} is not supported by Goblin Core yet", c.supervised)) }),
+    d("daemonize", Kind::Bool(|c| &mut c.daemonize)).immutable(),
+    d("supervised", Kind::Enum(|c| &mut c.supervised, &["upstart", "systemd", "auto", "no"])).immutable(),
     d("pidfile", Kind::Str(|c| &mut c.pidfile)).immutable(),
     d("loglevel", Kind::Enum(|c| &mut c.loglevel, LOGLEVELS)),
     d("logfile", Kind::Str(|c| &mut c.logfile)).immutable(),

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         Some(first) if !first.starts_with("--") => (Some(PathBuf::from(first)), &args[1..]),
         _ => (None, &args[..]),
     };
-    let config = match config::load(file.as_deref(), overrides) {
+    let mut config = match config::load(file.as_deref(), overrides) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
@@ -55,10 +55,22 @@ fn main() -> ExitCode {
         config::REDIS_VERSION,
         std::process::id()
     );
+    // As redis-server: a supervised server stays in the foreground; otherwise `daemonize yes`
+    // forks into the background, once it has logged that it is starting and before any thread or
+    // socket exists.
+    let supervised = server::supervise::start(&config);
+    let background = config.daemonize && !supervised;
+    if background {
+        server::supervise::daemonize();
+    }
     if file.is_none() {
         warning!("Warning: no config file specified, using the default config. In order to specify a config file use goblin-core /path/to/redis.conf");
     } else {
         notice!("Configuration loaded");
+    }
+    // A daemon always has a PID file (Redis's default path when none is set).
+    if background && config.pidfile.is_empty() {
+        config.pidfile = "/var/run/redis.pid".into();
     }
     if !config.pidfile.is_empty() {
         if let Err(e) = std::fs::write(&config.pidfile, format!("{}\n", std::process::id())) {

@@ -885,17 +885,96 @@ fn debian_redis_conf_starts_the_server() {
 /// build refuses, and the refusal names the line that set it last.
 #[test]
 fn unsupported_values_are_judged_after_every_line() {
-    let (ok, err) = start_with_config("daemonize yes\n");
+    let (ok, err) = start_with_config("aof-timestamp-enabled yes\n");
     assert!(!ok);
-    assert!(err.contains(">>> 'daemonize yes'"), "{err}");
-    let (ok, err) = start_with_config("daemonize yes\ndaemonize no\n");
+    assert!(err.contains(">>> 'aof-timestamp-enabled yes'"), "{err}");
+    let (ok, err) = start_with_config("aof-timestamp-enabled yes\naof-timestamp-enabled no\n");
     assert!(ok, "{err}");
-    let (ok, err) = start_with_config("daemonize no\ndaemonize yes\nport 0\n");
+    let (ok, err) =
+        start_with_config("aof-timestamp-enabled no\naof-timestamp-enabled yes\nport 0\n");
     assert!(!ok);
     assert!(
-        err.contains("at line 2") && err.contains(">>> 'daemonize yes'"),
+        err.contains("at line 2") && err.contains(">>> 'aof-timestamp-enabled yes'"),
         "{err}"
     );
+}
+
+/// `daemonize yes`: the command returns at once (exit 0), the server runs in the background with
+/// its pid in the pid file, and removes the file when it shuts down.
+#[test]
+fn daemonize_forks_and_writes_the_pid_file() {
+    let dir = scratch_dir("daemon");
+    let port = common::free_port();
+    let pidfile = dir.join("goblin.pid");
+    let status = Command::new(goblin_bin())
+        .args(["--daemonize", "yes", "--port", &port.to_string()])
+        .args(["--pidfile", pidfile.to_str().unwrap()])
+        .args(["--logfile", dir.join("log").to_str().unwrap()])
+        .args(["--dir", dir.to_str().unwrap(), "--save", ""])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut c = loop {
+        if let Ok(s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            drop(s);
+            break Raw::connect(port);
+        }
+        assert!(Instant::now() < deadline, "the daemon did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let info = String::from_utf8_lossy(&c.cmd_str("INFO server")).into_owned();
+    assert!(
+        info.contains(&format!("process_id:{}\r\n", pid.trim())),
+        "{pid} {info}"
+    );
+    c.send(&encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pidfile.exists() {
+        assert!(Instant::now() < deadline, "the pid file stayed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `supervised systemd`: status, READY=1 once it accepts connections and STOPPING=1 at shutdown
+/// reach NOTIFY_SOCKET, and the server stays in the foreground even with `daemonize yes`.
+#[test]
+fn systemd_supervision_notifies() {
+    let dir = scratch_dir("systemd");
+    let socket = dir.join("notify.sock");
+    let notify = std::os::unix::net::UnixDatagram::bind(&socket).unwrap();
+    notify
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let port = common::free_port();
+    let mut child = Command::new(goblin_bin())
+        .args(["--supervised", "systemd", "--daemonize", "yes"])
+        .args(["--port", &port.to_string(), "--save", ""])
+        .args(["--logfile", dir.join("log").to_str().unwrap()])
+        .env("NOTIFY_SOCKET", &socket)
+        .spawn()
+        .unwrap();
+    let read = || {
+        let mut buf = [0u8; 256];
+        let n = notify.recv(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    assert_eq!(read(), "STATUS=Goblin Core is loading...\n");
+    assert_eq!(read(), "STATUS=Ready to accept connections\n");
+    assert_eq!(read(), "READY=1\n");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "it stays in the foreground"
+    );
+    let mut c = Raw::connect(port);
+    assert_eq!(c.cmd_str("PING"), b"+PONG\r\n");
+    c.send(&encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    assert_eq!(read(), "STOPPING=1\n");
+    assert!(child.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Directives of Redis's default redis.conf for features this server does not have: their

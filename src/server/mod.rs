@@ -16,6 +16,7 @@ pub mod oom;
 pub mod pause;
 pub mod pubsub;
 mod signals;
+pub mod supervise;
 
 use std::collections::HashMap;
 use std::io;
@@ -868,6 +869,7 @@ impl<'a> Io<'a> {
     }
 
     fn prepare_shutdown(&mut self, why: Shutdown) {
+        supervise::stopping();
         crate::persist::aof::shutdown(self.state);
         match why {
             Shutdown::Signal(sig) => warning!(
@@ -945,4 +947,5 @@ pub fn log_ready(server: &Server) {
     if !server.state.config.unixsocket.is_empty() {
         notice!("Ready to accept connections unix");
     }
+    supervise::ready();
 }
