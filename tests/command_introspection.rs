@@ -607,3 +607,9 @@ fn command_count_and_list_are_consistent() {
         assert_eq!(want, got, "COMMAND LIST {f}");
     }
 }
+
+/// COMMAND HELP lists every subcommand Redis's does, GETKEYSANDFLAGS included.
+#[test]
+fn command_help_matches_redis() {
+    common::compare_both(&[&["COMMAND HELP"]]);
+}

@@ -870,6 +870,8 @@ const COMMAND_HELP: &[&str] = &[
     "    commands are returned.",
     "GETKEYS <full-command>",
     "    Return the keys from a full Redis command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
 ];
 
 /// COMMAND HELP

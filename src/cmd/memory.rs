@@ -285,6 +285,12 @@ fn memory_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 const ALL_SHARDS: &str = "request_policy:all_shards";
+/// The tips of the subcommands that report on the server.
+const REPORT_TIPS: &[&str] = &[
+    "nondeterministic_output",
+    ALL_SHARDS,
+    "response_policy:special",
+];
 
 const MEMORY_SUBCOMMANDS: &[Command] = &[
     Command::new("memory|usage", memory_usage, -3, READONLY)
@@ -297,27 +303,15 @@ const MEMORY_SUBCOMMANDS: &[Command] = &[
             "key [SAMPLES count:integer]",
         ),
     Command::new("memory|stats", memory_stats, 2, 0)
-        .tips(&[
-            "nondeterministic_output",
-            ALL_SHARDS,
-            "response_policy:special",
-        ])
+        .tips(REPORT_TIPS)
         .group(GROUP)
         .doc("Show memory usage details", "4.0.0", "O(1)", ""),
     Command::new("memory|doctor", memory_doctor, 2, 0)
-        .tips(&[
-            "nondeterministic_output",
-            ALL_SHARDS,
-            "response_policy:special",
-        ])
+        .tips(REPORT_TIPS)
         .group(GROUP)
         .doc("Outputs memory problems report", "4.0.0", "O(1)", ""),
     Command::new("memory|malloc-stats", memory_malloc_stats, 2, 0)
-        .tips(&[
-            "nondeterministic_output",
-            ALL_SHARDS,
-            "response_policy:special",
-        ])
+        .tips(REPORT_TIPS)
         .group(GROUP)
         .doc(
             "Show allocator internal stats",
