@@ -70,8 +70,14 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
         multi::flag(&mut ctx.clients[ctx.id]);
         return;
     };
-    // CLIENT PAUSE holds the command (even one to be queued) until the pause ends.
-    if ctx.srv.pause.kind().is_some() && ctx.srv.pause.holds(may_write(ctx, idx, args)) {
+    // CLIENT PAUSE holds the command (even one to be queued) until the pause ends; with WRITE,
+    // what may write or replicate (Redis's `is_may_replicate_command`).
+    if ctx.srv.pause.kind().is_some()
+        && ctx
+            .srv
+            .pause
+            .holds(line_flags(ctx, idx, args) & (WRITE | MAY_REPLICATE) != 0)
+    {
         crate::server::pause::postpone(ctx, args);
         return;
     }
@@ -83,21 +89,34 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
     call(ctx, idx, args);
 }
 
-/// Whether a command may write or replicate (Redis's `is_may_replicate_command`): by its flags, a
-/// script or function by its declared flags, EXEC by its queue.
-fn may_write(ctx: &Ctx, idx: usize, args: Args) -> bool {
+/// A command line's flags as Redis's `getCommandFlags` sees them: a script's or function's
+/// declared flags replace its row's WRITE, DENYOOM and MAY_REPLICATE (`scriptFlagsToCmdFlags`).
+fn command_flags(ctx: &Ctx, idx: usize, args: Args) -> u32 {
     let cmd = ctx.srv.table.rows[idx];
-    if cmd.name == "exec" {
+    let Some(declared) = ctx.srv.scripting.declared_flags(cmd.name, args) else {
+        return cmd.flags;
+    };
+    let mut flags = cmd.flags & !(WRITE | DENYOOM | MAY_REPLICATE);
+    if !declared.has(Flags::ALLOW_OOM | Flags::NO_WRITES) {
+        flags |= DENYOOM;
+    }
+    if !declared.has(Flags::NO_WRITES) {
+        flags |= WRITE;
+    }
+    flags
+}
+
+/// `command_flags`, and for EXEC those of every queued command too (Redis's `mstate.cmd_flags`).
+fn line_flags(ctx: &Ctx, idx: usize, args: Args) -> u32 {
+    let mut flags = command_flags(ctx, idx, args);
+    if ctx.srv.table.rows[idx].name == "exec" {
         if let Some(queue) = ctx.clients[ctx.id].tx.queue.as_deref() {
-            return queue
-                .commands()
-                .any(|(row, queued)| may_write(ctx, row, queued));
+            for (row, queued) in queue.commands() {
+                flags |= command_flags(ctx, row, queued);
+            }
         }
     }
-    match ctx.srv.scripting.declared_flags(cmd.name, args) {
-        Some(flags) => !flags.has(Flags::NO_WRITES),
-        None => cmd.has(WRITE | MAY_REPLICATE),
-    }
+    flags
 }
 
 /// Rejects a command that `check` refused: counts it in rejected_calls and replies the error. A
@@ -234,29 +253,15 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
 }
 
 /// Whether out of memory refuses this command (Redis's `reject_cmd_on_oom`): what may grow memory
-/// (`grows_memory`), EXEC of a queue holding such a command, and inside MULTI anything queued.
+/// (DENYOOM by `line_flags`: EXEC of a queue holding such a command included; a script without a
+/// shebang is judged by its own calls), and inside MULTI anything but EXEC, DISCARD, QUIT, RESET.
 fn refused_on_oom(ctx: &Ctx, idx: usize, args: Args) -> bool {
+    let in_multi = ctx.clients[ctx.id].tx.queue.is_some();
     let name = ctx.srv.table.rows[idx].name;
-    let Some(queue) = ctx.clients[ctx.id].tx.queue.as_deref() else {
-        return grows_memory(ctx, idx, args);
-    };
-    match name {
-        "exec" => queue
-            .commands()
-            .any(|(row, queued)| grows_memory(ctx, row, queued)),
-        "discard" | "quit" | "reset" => false,
-        _ => true,
+    if in_multi && !matches!(name, "exec" | "discard" | "quit" | "reset") {
+        return true;
     }
-}
-
-/// A DENYOOM command, or a script or function that declared it may write without `allow-oom`
-/// (Redis's `getCommandFlags`; a script without a shebang is judged by its own calls).
-fn grows_memory(ctx: &Ctx, idx: usize, args: Args) -> bool {
-    let cmd = ctx.srv.table.rows[idx];
-    match ctx.srv.scripting.declared_flags(cmd.name, args) {
-        Some(flags) => !flags.has(Flags::ALLOW_OOM | Flags::NO_WRITES),
-        None => cmd.has(DENYOOM),
-    }
+    line_flags(ctx, idx, args) & DENYOOM != 0
 }
 
 /// Runs the handler of the command at row `idx`, which passed `check` (now, or when it was queued
