@@ -248,7 +248,7 @@ fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// `FUNCTION KILL` — stops the running function if it has not written (`UNKILLABLE` once it has);
 /// `NOTBUSY` when none runs; BUSY when what runs is a script (SCRIPT KILL's).
 fn function_kill(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.srv.scripting.running.kill(true)?;
+    ctx.srv.scripting.running.kill(true, "FUNCTION KILL")?;
     ctx.out.ok();
     Ok(())
 }
@@ -320,6 +320,7 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, ro: bool) -> CmdResult {
     ctx.srv.scripting.running = Running {
         active: true,
         client: ctx.id,
+        engine: Some(found.engine),
         function: Some(found.name.into()),
         command: args.iter().map(|a| a.to_vec()).collect(),
         since: Some(Instant::now()),

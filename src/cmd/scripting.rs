@@ -4,7 +4,7 @@
 //! `src/script/`.
 
 use super::keyspec::{ACCESS, RO, RW, UPDATE};
-use super::parse::{int, is};
+use super::parse::{int, is, text};
 use super::{
     Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, LOADING, MAY_REPLICATE, MOVABLEKEYS,
     NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE,
@@ -66,6 +66,7 @@ fn run_script(
     ctx.srv.scripting.running = crate::script::Running {
         active: true,
         client: ctx.id,
+        engine: Some(engine.id()),
         ..Default::default()
     };
     let mut run = Run::new(ctx, sha, flags, ro);
@@ -150,8 +151,9 @@ fn script_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `SCRIPT KILL` — stops the running script if it has not written (`UNKILLABLE` once it has);
 /// `NOTBUSY` when none runs.
-fn script_kill(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.srv.scripting.running.kill(false)?;
+fn script_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let how = format!("{} KILL", text(&args[0]).to_ascii_uppercase());
+    ctx.srv.scripting.running.kill(false, &how)?;
     ctx.out.ok();
     Ok(())
 }

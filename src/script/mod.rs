@@ -89,6 +89,18 @@ impl EngineId {
         }
     }
 
+    /// The engine's name in the server log (`Lua script killed by user ...`).
+    pub fn title(self) -> &'static str {
+        match self {
+            EngineId::Lua => "Lua",
+            EngineId::Luau => "Luau",
+            EngineId::QuickJs => "QuickJS",
+            EngineId::Tcl => "Tcl",
+            EngineId::MicroPython => "MicroPython",
+            EngineId::Wren => "Wren",
+        }
+    }
+
     /// The engine's `<name>-memory-limit` in bytes (0: none).
     pub fn memory_limit(self, config: &crate::config::Config) -> usize {
         let bytes = match self {
@@ -196,6 +208,8 @@ pub struct Running {
     pub wrote: bool,
     /// Slab key of the client running the script (never closed while it runs).
     pub client: usize,
+    /// The engine running it.
+    pub engine: Option<EngineId>,
     /// The function running (FCALL), `None` for EVAL: FUNCTION KILL stops only functions and
     /// SCRIPT KILL only scripts; FUNCTION STATS shows it with its command line and start.
     pub function: Option<Box<str>>,
@@ -213,8 +227,9 @@ impl Running {
         }
     }
 
-    /// SCRIPT KILL (`function` false) or FUNCTION KILL: Redis's `scriptKill`, errors included.
-    pub fn kill(&mut self, function: bool) -> Result<(), &'static str> {
+    /// SCRIPT KILL (`function` false) or FUNCTION KILL, sent as `how` (`LUAU.SCRIPT KILL`):
+    /// Redis's `scriptKill`, errors included.
+    pub fn kill(&mut self, function: bool, how: &str) -> Result<(), &'static str> {
         if !self.active {
             return Err("NOTBUSY No scripts in execution right now.");
         }
@@ -225,7 +240,8 @@ impl Running {
             return Err(self.busy_error());
         }
         self.kill_requested = true;
-        crate::warning!("Lua script killed by user with SCRIPT KILL.");
+        let engine = self.engine.map_or("Lua", EngineId::title);
+        crate::warning!("{engine} script killed by user with {how}.");
         Ok(())
     }
 }
