@@ -182,6 +182,22 @@ pub struct Reactor {
     /// Clients whose input arrived while they could not be read (the one running a busy script):
     /// read once the current command is over.
     reread: Vec<usize>,
+    /// The readiness the last poll reported, handled in order from `batch_next`. A busy script's
+    /// turn handles what is left of it first: edge-triggered readiness is reported once, so a
+    /// client whose event came in the same poll as the script's would otherwise go unread until
+    /// the script ends.
+    batch: Vec<Ready>,
+    batch_next: usize,
+    events: Events,
+}
+
+/// One poll event, copied out of `mio::Events` so a busy turn can take over the rest of a batch.
+#[derive(Clone, Copy)]
+struct Ready {
+    token: usize,
+    readable: bool,
+    read_closed: bool,
+    writable: bool,
 }
 
 pub struct Server {
@@ -325,6 +341,9 @@ impl Server {
                 pending: Vec::new(),
                 read_buf: vec![0u8; READ_CHUNK],
                 reread: Vec::new(),
+                events: Events::with_capacity(1024),
+                batch: Vec::new(),
+                batch_next: 0,
             },
             clients: Slab::new(),
             state,
@@ -357,34 +376,65 @@ impl<'a> Io<'a> {
     /// and flush the replies. The script's own client is not read now (its command is running);
     /// its readiness is kept in `reread`.
     pub fn busy_turn(&mut self, script_client: usize) {
-        let mut events = Events::with_capacity(256);
-        if self.r.poll.poll(&mut events, Some(Duration::ZERO)).is_err() {
-            return;
+        // First what the poll that started the script reported for others, then anything new.
+        self.handle_batch(Some(script_client));
+        if self.poll_batch(Some(Duration::ZERO)).is_ok() {
+            self.handle_batch(Some(script_client));
         }
-        for ev in events.iter() {
-            let t = ev.token().0;
-            if ev.token() == SIGNAL_TOKEN {
+        // The script may have started inside an accept loop (its client's data came with the
+        // connection): connections queued behind it were reported by that same edge, so no event
+        // will name them again.
+        for which in 0..self.r.listeners.len() {
+            self.accept(which);
+        }
+        self.flush_pending();
+    }
+
+    /// Polls into `batch` (left empty on an error).
+    fn poll_batch(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        let r = &mut *self.r;
+        r.batch.clear();
+        r.batch_next = 0;
+        match r.poll.poll(&mut r.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        r.batch.extend(r.events.iter().map(|ev| Ready {
+            token: ev.token().0,
+            readable: ev.is_readable() || ev.is_error(),
+            read_closed: ev.is_read_closed(),
+            writable: ev.is_writable(),
+        }));
+        Ok(())
+    }
+
+    /// Handles the batch's events not handled yet. `script_client` runs a busy script: its own
+    /// input waits for the script to end (`reread`).
+    fn handle_batch(&mut self, script_client: Option<usize>) {
+        while let Some(&ev) = self.r.batch.get(self.r.batch_next) {
+            self.r.batch_next += 1;
+            let t = ev.token;
+            if t == SIGNAL_TOKEN.0 {
                 if let Some(sig) = self.r.signals.drain() {
                     self.state.shutdown = Some(Shutdown::Signal(sig));
                 }
             } else if t >= LISTENER_BASE {
                 self.accept(t - LISTENER_BASE);
-            } else if t == script_client {
+            } else if Some(t) == script_client {
                 self.r.reread.push(t);
             } else {
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.read_client(t, ev.is_read_closed());
+                if ev.readable || ev.read_closed {
+                    self.read_client(t, ev.read_closed);
                 }
-                if ev.is_writable() && self.clients.contains(t) {
+                if ev.writable && self.clients.contains(t) {
                     self.r.pending.push(t);
                 }
             }
         }
-        self.flush_pending();
     }
 
     fn run(&mut self) -> io::Result<()> {
-        let mut events = Events::with_capacity(1024);
         let mut next_cron = Instant::now();
         loop {
             let now = Instant::now();
@@ -398,29 +448,9 @@ impl<'a> Io<'a> {
             if let Some(t) = self.state.pause.time_left() {
                 timeout = timeout.min(t);
             }
-            match self.r.poll.poll(&mut events, Some(timeout)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+            self.poll_batch(Some(timeout))?;
             clock::update();
-            for ev in events.iter() {
-                let t = ev.token().0;
-                if ev.token() == SIGNAL_TOKEN {
-                    if let Some(sig) = self.r.signals.drain() {
-                        self.state.shutdown = Some(Shutdown::Signal(sig));
-                    }
-                } else if t >= LISTENER_BASE {
-                    self.accept(t - LISTENER_BASE);
-                } else {
-                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        self.read_client(t, ev.is_read_closed());
-                    }
-                    if ev.is_writable() && self.clients.contains(t) {
-                        self.r.pending.push(t);
-                    }
-                }
-            }
+            self.handle_batch(None);
             for key in std::mem::take(&mut self.r.reread) {
                 self.read_client(key, false);
             }
@@ -428,7 +458,7 @@ impl<'a> Io<'a> {
             if self.state.eviction.running && self.state.pause.kind().is_none() {
                 self.evict_more();
             }
-            pause::resume(self.state, self.clients);
+            pause::resume(self.state, self.clients, Some(&mut *self.r));
             self.process_unblocked();
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.

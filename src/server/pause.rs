@@ -15,7 +15,7 @@ use slab::Slab;
 
 use crate::cmd::{Args, Ctx};
 use crate::server::client::Client;
-use crate::server::{blocking, gate, State};
+use crate::server::{blocking, gate, Reactor, State};
 use crate::util::clock;
 
 /// What a pause holds back.
@@ -93,8 +93,10 @@ pub fn postpone(ctx: &mut Ctx, args: Args) {
 
 /// Once per event loop turn: ends a pause whose time has passed, and when no pause runs, runs the
 /// postponed commands through the gate in arrival order; each client then reads its pending input
-/// (`blocking.unblocked`). A postponed command may pause again: the rest then waits anew.
-pub fn resume(srv: &mut State, clients: &mut Slab<Client>) {
+/// (`blocking.unblocked`). A postponed command may pause again: the rest then waits anew. With the
+/// `reactor`, a postponed script that runs past `busy-reply-threshold` serves the others as any
+/// script does.
+pub fn resume(srv: &mut State, clients: &mut Slab<Client>, mut reactor: Option<&mut Reactor>) {
     if srv.pause.kind.is_some() && srv.pause.until_ms <= clock::now_ms() {
         srv.pause.end();
     }
@@ -118,7 +120,7 @@ pub fn resume(srv: &mut State, clients: &mut Slab<Client>) {
                 id: key,
                 db,
                 out: &mut out,
-                reactor: None,
+                reactor: reactor.as_deref_mut(),
             };
             gate::execute(&mut ctx, Args::new(&p.argv, &p.spans));
         }
