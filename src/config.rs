@@ -266,6 +266,9 @@ pub struct Directive {
     pub kind: Kind,
     /// CONFIG SET may change it while running.
     pub mutable: bool,
+    /// CONFIG SET may change it only as `enable-protected-configs` allows (Redis's
+    /// PROTECTED_CONFIG: where files are written, the classic way to plant one through a server).
+    pub protected: bool,
     /// Refuses values that ask for features this build doesn't have, after the value is parsed.
     pub supported: Option<Check>,
     /// Brings a parsed value into the range the server uses (Redis's apply function).
@@ -278,6 +281,7 @@ const fn d(name: &'static str, kind: Kind) -> Directive {
         alias: None,
         kind,
         mutable: true,
+        protected: false,
         supported: None,
         adjust: None,
     }
@@ -286,6 +290,10 @@ const fn d(name: &'static str, kind: Kind) -> Directive {
 impl Directive {
     const fn immutable(mut self) -> Self {
         self.mutable = false;
+        self
+    }
+    const fn protected(mut self) -> Self {
+        self.protected = true;
         self
     }
     const fn alias(mut self, a: &'static str) -> Self {
@@ -351,10 +359,10 @@ pub static DIRECTIVES: &[Directive] = &[
     d("databases", int(|c| &mut c.databases, 1, i32::MAX as i64)).immutable(),
     d("always-show-logo", Kind::Bool(|c| &mut c.always_show_logo)).immutable(),
     d("save", Kind::Special { get: |c| c.save.clone(), set: set_save }),
-    d("dbfilename", Kind::Str(|c| &mut c.dbfilename))
+    d("dbfilename", Kind::Str(|c| &mut c.dbfilename)).protected()
         .check(|c| if c.dbfilename.contains('/') { Err("dbfilename can't be a path, just a filename".into()) } else { Ok(()) }),
     // Redis shows the working directory, which `dir` sets.
-    d("dir", Kind::Special { get: |_| std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(), set: set_dir }),
+    d("dir", Kind::Special { get: |_| std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(), set: set_dir }).protected(),
     // AOF (persist/aof.rs). CONFIG SET appendonly starts or stops it (cmd/server.rs).
     d("appendonly", Kind::Bool(|c| &mut c.appendonly)),
     d("appendfilename", Kind::Str(|c| &mut c.appendfilename)).immutable()
@@ -426,6 +434,7 @@ pub static DIRECTIVES: &[Directive] = &[
         .check(|c| if c.io_threads == 1 { Ok(()) } else { Err("Goblin Core runs on one thread by design: io-threads must be 1".into()) }),
     d("enable-debug-command", Kind::Enum(|c| &mut c.enable_debug_command, &["no", "yes", "local"])).immutable(),
     d("enable-module-command", Kind::Enum(|c| &mut c.enable_module_command, &["no", "yes", "local"])).immutable(),
+    d("enable-protected-configs", Kind::Enum(|c| &mut c.enable_protected_configs, &["no", "yes", "local"])).immutable(),
     d("client-output-buffer-limit", Kind::Special { get: |c| c.client_output_buffer_limit.clone(), set: set_output_limit }),
     // Thresholds of Redis's compact encodings: ours follow them so OBJECT ENCODING answers as Redis.
     d("hash-max-listpack-entries", mem(|c| &mut c.hash_max_listpack_entries, 0, i64::MAX)).alias("hash-max-ziplist-entries"),

@@ -9,12 +9,7 @@ const GROUP: &str = "server";
 
 /// Refused unless `enable-module-command` allows it, as in Redis 7.
 fn allowed(ctx: &mut Ctx) -> CmdResult {
-    let allowed = match ctx.srv.config.enable_module_command {
-        "yes" => true,
-        "local" => ctx.client().is_local(),
-        _ => false,
-    };
-    if allowed {
+    if ctx.clients[ctx.id].allowed_by(ctx.srv.config.enable_module_command) {
         return Ok(());
     }
     Err("ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into())

@@ -682,6 +682,11 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 "CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
             )));
         }
+        if d.protected && !ctx.clients[ctx.id].allowed_by(ctx.srv.config.enable_protected_configs) {
+            return Err(err(format!(
+                "CONFIG SET failed (possibly related to argument '{name}') - can't set protected config"
+            )));
+        }
         changes.push((name, d, text(&args[i + 1]).into_owned()));
     }
     let mut next = ctx.srv.config.clone();

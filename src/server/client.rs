@@ -168,11 +168,21 @@ impl Client {
         Ok(true)
     }
 
-    /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
-    /// Connected over the Unix socket or from a loopback address: what `enable-debug-command
-    /// local` and `enable-module-command local` allow.
+    /// Connected over the Unix socket or from 127.0.0.1 or ::1 exactly (Redis's `islocalClient`,
+    /// which protected mode and the `local` value of the `enable-*` settings go by).
     pub fn is_local(&self) -> bool {
-        self.is_unix || self.addr.starts_with("127.") || self.addr.starts_with("[::1]")
+        self.is_unix || self.addr.starts_with("127.0.0.1:") || self.addr.starts_with("[::1]:")
+    }
+
+    /// Whether an `enable-debug-command`, `enable-module-command` or `enable-protected-configs`
+    /// value (`yes`, `no` or `local`) lets this client do what it guards (Redis's
+    /// `allowProtectedAction`).
+    pub fn allowed_by(&self, setting: &str) -> bool {
+        match setting {
+            "yes" => true,
+            "local" => self.is_local(),
+            _ => false,
+        }
     }
 
     /// What the connection holds: its query and output buffers and its own state (CLIENT LIST's
@@ -181,6 +191,7 @@ impl Client {
         self.query.len() + self.out.buf.capacity() + std::mem::size_of::<Client>()
     }
 
+    /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
     pub fn info_line(&self, resp: u8) -> String {
         let mut flags = String::new();
         if self.monitor {

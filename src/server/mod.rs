@@ -498,7 +498,9 @@ impl<'a> Io<'a> {
                         peer.to_string(),
                         laddr,
                         false,
-                        peer.ip().is_loopback(),
+                        // Redis's `islocalClient`: these two addresses only, not all of 127/8.
+                        peer.ip() == std::net::Ipv4Addr::LOCALHOST
+                            || peer.ip() == std::net::Ipv6Addr::LOCALHOST,
                     )
                 }),
                 Listener::Unix(l) => l.accept().map(|(s, _)| {
@@ -966,7 +968,7 @@ fn set_keepalive(fd: i32, interval: i64) {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
 }
 
-const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 
 /// Logs the start-up lines a Redis user expects to see.
 pub fn log_ready(server: &Server) {

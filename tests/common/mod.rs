@@ -148,7 +148,11 @@ pub struct Raw {
 
 impl Raw {
     pub fn connect(port: u16) -> Raw {
-        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        Raw::over(TcpStream::connect(("127.0.0.1", port)).unwrap())
+    }
+
+    /// A connection made by the caller (from a chosen address, say).
+    pub fn over(s: TcpStream) -> Raw {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         Raw { s, buf: Vec::new() }
     }
