@@ -429,6 +429,61 @@ fn client_list_fields() {
     );
 }
 
+/// CLIENT REPLY OFF or SKIP silences replies but not pushes: subscription confirmations and
+/// messages still arrive (Redis's CLIENT_PUSHING), in RESP3 and RESP2 alike; a subscriber waiting for
+/// its confirmation never hangs.
+#[test]
+fn reply_off_still_delivers_pushes() {
+    scenarios(
+        &[],
+        &[
+            &[
+                "#HELLO 3",
+                "!CLIENT REPLY OFF",
+                "!SUBSCRIBE ch other",
+                "<",
+                "<",
+                "b:PUBLISH ch hi",
+                "<",
+                "!PING",
+                "!PUBLISH ch self",
+                "<",
+                "!PSUBSCRIBE p*",
+                "<",
+                "b:PUBLISH pq there",
+                "<",
+                "!UNSUBSCRIBE",
+                "<",
+                "<",
+                "quiet",
+                "CLIENT REPLY ON",
+                "PING",
+            ],
+            &[
+                "!CLIENT REPLY OFF",
+                "!SUBSCRIBE ch",
+                "<",
+                "b:PUBLISH ch hi",
+                "<",
+                "!UNSUBSCRIBE ch",
+                "<",
+                "quiet",
+                "CLIENT REPLY ON",
+                "PING",
+            ],
+            &[
+                "#HELLO 3",
+                "!CLIENT REPLY SKIP",
+                "!SUBSCRIBE ch",
+                "<",
+                "quiet",
+                "PING",
+                "UNSUBSCRIBE ch",
+            ],
+        ],
+    );
+}
+
 #[test]
 fn pubsub_commands() {
     scenarios(

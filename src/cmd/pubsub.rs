@@ -20,13 +20,15 @@ const GROUP: &str = "pubsub";
 /// The (un)subscribe confirmation: `[kind, name, count]`, a push under RESP3; `name` None is Redis's
 /// null channel of an UNSUBSCRIBE without subscriptions.
 fn confirm(ctx: &mut Ctx, what: &str, name: Option<&[u8]>, count: usize) {
-    ctx.out.push(3);
-    ctx.out.bulk_str(what);
-    match name {
-        Some(n) => ctx.out.bulk(n),
-        None => ctx.out.null(),
-    }
-    ctx.out.int(count as i64);
+    ctx.out.pushed(|out| {
+        out.push(3);
+        out.bulk_str(what);
+        match name {
+            Some(n) => out.bulk(n),
+            None => out.null(),
+        }
+        out.int(count as i64);
+    });
 }
 
 fn subscribe_generic(ctx: &mut Ctx, args: Args, kind: Kind) -> CmdResult {

@@ -11,6 +11,10 @@ pub struct Reply {
     /// Error codes (`ERR`, `WRONGTYPE`, ...) of the error replies added since last drained, for
     /// INFO errorstats and commandstats' failed_calls.
     pub errors: Vec<String>,
+    /// Set while the command writing here has its reply silenced (CLIENT REPLY OFF or SKIP):
+    /// pushes written meanwhile are noted in `kept`, as they still go out (Redis's CLIENT_PUSHING).
+    silenced: bool,
+    kept: Vec<(usize, usize)>,
 }
 
 /// Canned errors, worded as Redis's `shared.*` objects.
@@ -28,7 +32,39 @@ impl Reply {
             buf: Vec::with_capacity(512),
             resp3,
             errors: Vec::new(),
+            silenced: false,
+            kept: Vec::new(),
         }
+    }
+
+    /// Starts (or ends) a command whose reply `drop_silenced` will drop.
+    pub fn silence(&mut self, on: bool) {
+        self.silenced = on;
+        if on {
+            self.kept.clear();
+        }
+    }
+
+    /// Writes a pub/sub push (a subscription confirmation or a message) through `write`: it is
+    /// delivered even when the command's reply is silenced (`drop_silenced`).
+    pub fn pushed(&mut self, write: impl FnOnce(&mut Reply)) {
+        let start = self.buf.len();
+        write(self);
+        if self.silenced {
+            self.kept.push((start, self.buf.len()));
+        }
+    }
+
+    /// Drops what a silenced command wrote since `mark`, but for its pushes.
+    pub fn drop_silenced(&mut self, mark: usize) {
+        let mut end = mark;
+        for (from, to) in self.kept.drain(..) {
+            if from >= mark {
+                self.buf.copy_within(from..to, end);
+                end += to - from;
+            }
+        }
+        self.buf.truncate(end);
     }
 
     fn line(&mut self, prefix: u8, n: i64) {

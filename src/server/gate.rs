@@ -46,7 +46,10 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     }
     let mark = ctx.out.buf.len();
     ctx.srv.stats.err_mark = ctx.out.errors.len();
+    ctx.out
+        .silence(matches!(mode, ReplyMode::Off | ReplyMode::SkipNext));
     dispatch(ctx, args);
+    ctx.out.silence(false);
     ctx.srv.stats.err_mark = 0;
     for code in ctx.out.errors.drain(..) {
         *ctx.srv.stats.errorstats.entry(code).or_insert(0) += 1;
@@ -54,12 +57,12 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     }
     let client = &mut ctx.clients[ctx.id];
     match client.reply_mode {
-        ReplyMode::Off => ctx.out.truncate(mark),
+        ReplyMode::Off => ctx.out.drop_silenced(mark),
         ReplyMode::Skipping => {
-            ctx.out.truncate(mark);
+            ctx.out.drop_silenced(mark);
             client.reply_mode = ReplyMode::On;
         }
-        ReplyMode::SkipNext if mode != ReplyMode::SkipNext => ctx.out.truncate(mark),
+        ReplyMode::SkipNext if mode != ReplyMode::SkipNext => ctx.out.drop_silenced(mark),
         _ => {}
     }
 }

@@ -271,13 +271,15 @@ fn deliver_target<'a>(
 /// A `message` (`[message, channel, payload]`) or `pmessage` (`[pmessage, pattern, channel, payload]`).
 fn write_message(out: &mut Reply, kind: Kind, pattern: Option<&[u8]>, channel: &[u8], msg: &[u8]) {
     let (_, _, name) = kind.names();
-    out.push(if pattern.is_some() { 4 } else { 3 });
-    out.bulk_str(name);
-    if let Some(p) = pattern {
-        out.bulk(p);
-    }
-    out.bulk(channel);
-    out.bulk(msg);
+    out.pushed(|out| {
+        out.push(if pattern.is_some() { 4 } else { 3 });
+        out.bulk_str(name);
+        if let Some(p) = pattern {
+            out.bulk(p);
+        }
+        out.bulk(channel);
+        out.bulk(msg);
+    });
 }
 
 /// Redis's `checkClientOutputBufferLimits` for the pubsub and monitor classes: past the hard limit, or past the
