@@ -114,8 +114,11 @@ pub struct Config {
     pub rdbchecksum: bool,
     pub io_threads: i64,
     pub client_output_buffer_limit: String,
+    /// `client_output_buffer_limit` parsed, kept in step by its setter.
+    pub obuf_limits: ObufLimits,
     pub enable_debug_command: &'static str,
     pub enable_module_command: &'static str,
+    pub enable_protected_configs: &'static str,
     pub hash_max_listpack_entries: i64,
     pub hash_max_listpack_value: i64,
     pub set_max_intset_entries: i64,
@@ -216,8 +219,22 @@ impl Default for Config {
             io_threads: 1,
             client_output_buffer_limit:
                 "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
+            obuf_limits: ObufLimits {
+                normal: ObufLimit::default(),
+                replica: ObufLimit {
+                    hard: 268435456,
+                    soft: 67108864,
+                    soft_secs: 60,
+                },
+                pubsub: ObufLimit {
+                    hard: 33554432,
+                    soft: 8388608,
+                    soft_secs: 60,
+                },
+            },
             enable_debug_command: "no",
             enable_module_command: "no",
+            enable_protected_configs: "no",
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             set_max_intset_entries: 512,
@@ -616,7 +633,48 @@ fn set_output_limit(c: &mut Config, args: &[String]) -> Result<(), String> {
         .map(|(k, v)| format!("{k} {v}"))
         .collect::<Vec<_>>()
         .join(" ");
+    c.obuf_limits = ObufLimits::parse(&c.client_output_buffer_limit);
     Ok(())
+}
+
+/// One class of `client-output-buffer-limit`, in bytes and seconds (0 = no limit).
+#[derive(Clone, Copy, Default, PartialEq, Debug)]
+pub struct ObufLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_secs: u64,
+}
+
+/// The three classes of `client-output-buffer-limit`.
+#[derive(Clone, Copy, Default, PartialEq, Debug)]
+pub struct ObufLimits {
+    pub normal: ObufLimit,
+    pub replica: ObufLimit,
+    pub pubsub: ObufLimit,
+}
+
+impl ObufLimits {
+    /// Parses the directive's canonical value (`normal h s t slave h s t pubsub h s t`, as its
+    /// setter writes it).
+    pub fn parse(conf: &str) -> ObufLimits {
+        let mut limits = ObufLimits::default();
+        let words: Vec<&str> = conf.split_whitespace().collect();
+        for ch in words.chunks(4).filter(|ch| ch.len() == 4) {
+            let num = |s: &str| parse_memory(s).unwrap_or(0).max(0) as u64;
+            let limit = ObufLimit {
+                hard: num(ch[1]),
+                soft: num(ch[2]),
+                soft_secs: ch[3].parse().unwrap_or(0),
+            };
+            match ch[0].to_ascii_lowercase().as_str() {
+                "normal" => limits.normal = limit,
+                "slave" | "replica" => limits.replica = limit,
+                "pubsub" => limits.pubsub = limit,
+                _ => {}
+            }
+        }
+        limits
+    }
 }
 
 /// Redis's `memtoull`: a number with an optional k/kb/m/mb/g/gb unit (k = 1000, kb = 1024, ...).
@@ -999,6 +1057,27 @@ fn format_line(d: &Directive, c: &mut Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_buffer_limits_follow_their_directive() {
+        let mut c = Config::default();
+        assert_eq!(
+            c.obuf_limits,
+            ObufLimits::parse(&c.client_output_buffer_limit)
+        );
+        set_output_limit(&mut c, &["normal 1mb 512kb 10 replica 1gb 0 0".into()]).unwrap();
+        let mb = 1024 * 1024;
+        assert_eq!(
+            c.obuf_limits.normal,
+            ObufLimit {
+                hard: mb,
+                soft: 512 * 1024,
+                soft_secs: 10
+            }
+        );
+        assert_eq!(c.obuf_limits.replica.hard, 1024 * mb);
+        assert_eq!(c.obuf_limits.pubsub.hard, 32 * mb);
+    }
 
     #[test]
     fn memory_units() {

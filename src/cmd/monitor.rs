@@ -70,13 +70,6 @@ pub fn feed(ctx: &mut Ctx, cmd: &Command, args: Args) {
         crate::util::cat_repr(&mut line, shown);
     }
     line.push_str("\r\n");
-    // Redis counts a monitor in the `normal` class of client-output-buffer-limit (`pubsub` while
-    // it is also subscribed).
-    let conf = &ctx.srv.config.client_output_buffer_limit;
-    let (normal_limit, pubsub_limit) = (
-        pubsub::parse_class_limit(conf, "normal"),
-        pubsub::parse_class_limit(conf, "pubsub"),
-    );
     for &m in &ctx.srv.monitors {
         let out = if m == ctx.id {
             &mut *ctx.out
@@ -88,14 +81,9 @@ pub fn feed(ctx: &mut Ctx, cmd: &Command, args: Args) {
         };
         out.buf.extend_from_slice(line.as_bytes());
         if m != ctx.id {
-            let subscribed = ctx.clients[m].subs.total() > 0;
-            let limit = if subscribed {
-                pubsub_limit
-            } else {
-                normal_limit
-            };
             ctx.srv.pubsub.notified.push(m);
-            pubsub::check_limit(ctx.clients, m, limit, &mut ctx.srv.pubsub.to_close);
+            let limits = &ctx.srv.config.obuf_limits;
+            pubsub::check_limit(ctx.clients, m, limits, &mut ctx.srv.pubsub.to_close);
         }
     }
 }

@@ -6,8 +6,13 @@ use std::time::Instant;
 
 use mio::net::{TcpStream, UnixStream};
 
+use crate::config::{ObufLimit, ObufLimits};
 use crate::resp::parser::Parser;
 use crate::resp::reply::Reply;
+
+/// Redis's static reply buffer: output past it is what CLIENT LIST's `omem` shows and
+/// `client-output-buffer-limit` measures (Redis's `reply_bytes`).
+const REPLY_CHUNK: usize = 16 * 1024;
 
 pub enum Conn {
     Tcp(TcpStream),
@@ -145,6 +150,51 @@ impl Client {
         self.out.buf.len() - self.sent
     }
 
+    /// The `client-output-buffer-limit` class this client is held to: pubsub while subscribed,
+    /// normal otherwise (a monitor too, as Redis's `getClientType`).
+    pub fn obuf_limit(&self, limits: &ObufLimits) -> ObufLimit {
+        if self.subs.total() > 0 {
+            limits.pubsub
+        } else {
+            limits.normal
+        }
+    }
+
+    /// Redis's `checkClientOutputBufferLimits`, for `unsent` bytes of output: over the hard limit,
+    /// or over the soft limit continuously for longer than its seconds.
+    pub fn over_obuf_limit(&mut self, unsent: usize, limit: ObufLimit) -> bool {
+        if limit.hard == 0 && limit.soft == 0 {
+            return false;
+        }
+        let used = unsent.saturating_sub(REPLY_CHUNK) as u64;
+        let hard = limit.hard > 0 && used >= limit.hard;
+        let soft = limit.soft > 0 && used >= limit.soft;
+        if !soft {
+            self.obuf_soft_since = None;
+            return hard;
+        }
+        match self.obuf_soft_since {
+            None => {
+                self.obuf_soft_since = Some(Instant::now());
+                hard
+            }
+            Some(t) => hard || t.elapsed().as_secs() > limit.soft_secs,
+        }
+    }
+
+    /// Marks the client to close this loop turn for its output buffer, drops what it has not been
+    /// sent (it will never be), and logs it as Redis does.
+    pub fn close_for_obuf(&mut self) {
+        self.close_asap = true;
+        let resp = if self.out.resp3 { 3 } else { 2 };
+        crate::warning!(
+            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            self.info_line(resp)
+        );
+        self.out.buf = Vec::new();
+        self.sent = 0;
+    }
+
     /// Writes as much pending output as the socket takes. `Ok(true)` when all is written.
     pub fn flush(&mut self, net_out: &mut u64) -> io::Result<bool> {
         while self.sent < self.out.buf.len() {
@@ -226,9 +276,14 @@ impl Client {
         }
         let events = if self.want_write { "rw" } else { "r" };
         let qbuf = self.query.len();
-        let omem = self.out.buf.capacity();
+        let rbs = self.out.buf.capacity();
+        // Redis keeps the first 16 KB of unsent output in the client's static buffer (`obl`) and
+        // the rest in a list of 16 KB blocks (`oll`, `omem`).
+        let pending = self.pending_output();
+        let obl = pending.min(REPLY_CHUNK);
+        let omem = pending - obl;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -245,9 +300,11 @@ impl Client {
             qbuf,
             self.query.capacity().saturating_sub(qbuf),
             self.tx.multi_mem(),
-            omem,
+            rbs,
             self.out.buf.len(),
-            self.pending_output(),
+            obl,
+            omem.div_ceil(REPLY_CHUNK),
+            omem,
             self.memory(),
             events,
             self.last_cmd,

@@ -603,7 +603,7 @@ impl<'a> Io<'a> {
     /// Executes every complete command in the client's query buffer.
     fn process_input(&mut self, key: usize) {
         let c = &mut self.clients[key];
-        if c.close_after_reply || c.blocked.is_some() || c.postponed.is_some() {
+        if c.close_after_reply || c.close_asap || c.blocked.is_some() || c.postponed.is_some() {
             return;
         }
         let query = std::mem::take(&mut c.query);
@@ -634,7 +634,16 @@ impl<'a> Io<'a> {
                         blocking::serve_ready(self.state, self.clients);
                         out = std::mem::take(&mut self.clients[key].out);
                     }
-                    let c = &self.clients[key];
+                    let c = &mut self.clients[key];
+                    let limit = c.obuf_limit(&self.state.config.obuf_limits);
+                    if c.over_obuf_limit(out.buf.len() - c.sent, limit) {
+                        // Its reply buffer goes back first so the log line shows it.
+                        c.out = std::mem::take(&mut out);
+                        c.close_for_obuf();
+                        out = std::mem::take(&mut c.out);
+                        self.state.pubsub.to_close.push((key, c.id));
+                        break;
+                    }
                     authenticated = c.authenticated;
                     // A blocked or paused client's next commands wait until it is served.
                     if c.close_after_reply
@@ -743,7 +752,7 @@ impl<'a> Io<'a> {
         }
     }
 
-    /// Closes the subscribers `pubsub::publish` found over their output buffer limit.
+    /// Closes the clients found over their output buffer limit.
     fn close_over_limit(&mut self) {
         for (key, id) in std::mem::take(&mut self.state.pubsub.to_close) {
             if self.clients.get(key).is_some_and(|c| c.id == id) {

@@ -12,17 +12,14 @@
 //! `closeClientOnOutputBufferLimitReached`: a slow subscriber never makes the server buffer without
 //! bound. Receivers are queued in `notified` for the reactor to flush this loop turn.
 
-use std::time::Instant;
-
 use slab::Slab;
 
 use crate::cmd::Ctx;
-use crate::config::parse_memory;
+use crate::config::ObufLimits;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
 use crate::store::dict::Dict;
 use crate::store::glob;
-use crate::warning;
 
 /// The three subscription kinds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -82,32 +79,6 @@ impl Subs {
     }
 }
 
-/// `client-output-buffer-limit` for one class, in bytes and seconds (0 = no limit).
-#[derive(Clone, Copy, Default, PartialEq, Debug)]
-pub struct ObufLimit {
-    pub hard: u64,
-    pub soft: u64,
-    pub soft_secs: u64,
-}
-
-/// Parses one class (`normal`, `slave`, `pubsub`) out of the config's
-/// `client-output-buffer-limit` value (`normal h s t slave h s t pubsub h s t`, already validated
-/// by CONFIG).
-pub fn parse_class_limit(conf: &str, class: &str) -> ObufLimit {
-    let words: Vec<&str> = conf.split_whitespace().collect();
-    for ch in words.chunks(4) {
-        if ch.len() == 4 && ch[0].eq_ignore_ascii_case(class) {
-            let num = |s: &str| parse_memory(s).unwrap_or(0).max(0) as u64;
-            return ObufLimit {
-                hard: num(ch[1]),
-                soft: num(ch[2]),
-                soft_secs: ch[3].parse().unwrap_or(0),
-            };
-        }
-    }
-    ObufLimit::default()
-}
-
 #[derive(Default)]
 pub struct PubSub {
     pub channels: Dict<Vec<usize>>,
@@ -117,9 +88,6 @@ pub struct PubSub {
     pub notified: Vec<usize>,
     /// Clients over their output limit, by (slab key, client id), to close this loop turn.
     pub to_close: Vec<(usize, u64)>,
-    /// The parsed pubsub limit and the config text it came from (reparsed when CONFIG SET changes it).
-    limit: ObufLimit,
-    limit_src: String,
 }
 
 impl PubSub {
@@ -184,15 +152,6 @@ impl PubSub {
             }
         }
     }
-
-    /// The pubsub output limit, reparsed only when the configuration text changed.
-    fn limit(&mut self, conf: &str) -> ObufLimit {
-        if self.limit_src != conf {
-            self.limit = parse_class_limit(conf, "pubsub");
-            self.limit_src = conf.to_string();
-        }
-        self.limit
-    }
 }
 
 /// Delivers `msg` on `channel` (a shard channel if `kind` is `Shard`) to every subscriber and every
@@ -207,7 +166,7 @@ pub fn publish(ctx: &mut Ctx, kind: Kind, channel: &[u8], msg: &[u8]) -> usize {
         ..
     } = ctx;
     let (me, my_out) = (*id, &mut **out);
-    let limit = srv.pubsub.limit(&srv.config.client_output_buffer_limit);
+    let limits = &srv.config.obuf_limits;
     let PubSub {
         channels,
         patterns,
@@ -229,7 +188,7 @@ pub fn publish(ctx: &mut Ctx, kind: Kind, channel: &[u8], msg: &[u8]) -> usize {
             write_message(out, kind, pattern, channel, msg);
             if c != me {
                 notified.push(c);
-                check_limit(clients, c, limit, to_close);
+                check_limit(clients, c, limits, to_close);
             }
         }
     };
@@ -282,73 +241,21 @@ fn write_message(out: &mut Reply, kind: Kind, pattern: Option<&[u8]>, channel: &
     });
 }
 
-/// Redis's `checkClientOutputBufferLimits` for the pubsub and monitor classes: past the hard limit, or past the
-/// soft limit for longer than soft-seconds, the client is scheduled to close (and logged once).
+/// Schedules client `c` to close this loop turn if its unsent output is over the limit of its
+/// class (`Client::over_obuf_limit`), as Redis's `closeClientOnOutputBufferLimitReached` after
+/// each reply appended to a client other than the one running the command.
 pub fn check_limit(
     clients: &mut Slab<Client>,
     c: usize,
-    limit: ObufLimit,
+    limits: &ObufLimits,
     to_close: &mut Vec<(usize, u64)>,
 ) {
-    if limit.hard == 0 && limit.soft == 0 {
-        return;
-    }
     let Some(client) = clients.get_mut(c) else {
         return;
     };
-    let used = client.pending_output() as u64;
-    let hard = limit.hard > 0 && used >= limit.hard;
-    let mut soft = limit.soft > 0 && used >= limit.soft;
-    if soft {
-        match client.obuf_soft_since {
-            None => {
-                client.obuf_soft_since = Some(Instant::now());
-                soft = false;
-            }
-            Some(t) => {
-                if t.elapsed().as_secs() <= limit.soft_secs {
-                    soft = false;
-                }
-            }
-        }
-    } else {
-        client.obuf_soft_since = None;
-    }
-    if hard || soft {
-        client.close_asap = true;
-        let resp = if client.out.resp3 { 3 } else { 2 };
-        warning!(
-            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            client.info_line(resp)
-        );
+    let limit = client.obuf_limit(limits);
+    if client.over_obuf_limit(client.pending_output(), limit) {
+        client.close_for_obuf();
         to_close.push((c, client.id));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_the_pubsub_class() {
-        let conf = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
-        let l = parse_class_limit(conf, "pubsub");
-        assert_eq!(
-            l,
-            ObufLimit {
-                hard: 33554432,
-                soft: 8388608,
-                soft_secs: 60
-            }
-        );
-        assert_eq!(
-            parse_class_limit("normal 0 0 0", "pubsub"),
-            ObufLimit::default()
-        );
-        let slave = parse_class_limit(conf, "slave");
-        assert_eq!(
-            (slave.hard, slave.soft, slave.soft_secs),
-            (268435456, 67108864, 60)
-        );
     }
 }
