@@ -12,6 +12,19 @@ fn pause_matches_redis() {
     scenarios(
         &["--enable-debug-command", "yes"],
         &[
+            // A client whose command the pause holds counts as blocked (INFO, CLIENT LIST flags).
+            &[
+                "CLIENT PAUSE 100000 WRITE",
+                "info:blocked_clients",
+                "b:!SET k new",
+                "c:!INCR n",
+                "sleep 50",
+                "info:blocked_clients",
+                "CLIENT UNPAUSE",
+                "b:<",
+                "c:<",
+                "info:blocked_clients",
+            ],
             // WRITE: writes wait, reads and PING run; UNPAUSE runs them in arrival order.
             &[
                 "SET k old",
@@ -99,4 +112,30 @@ fn pause_matches_redis() {
             ],
         ],
     );
+}
+
+/// CLIENT LIST shows a client held by a pause as blocked (`flags=b`), as Redis does.
+#[test]
+fn a_held_client_is_listed_as_blocked() {
+    let mut seen = Vec::new();
+    for s in [common::redis(&[]), common::goblin(&[])] {
+        let mut a = s.raw();
+        let mut b = s.raw();
+        assert_eq!(b.cmd_str("CLIENT SETNAME held"), b"+OK\r\n");
+        assert_eq!(a.cmd_str("CLIENT PAUSE 100000 WRITE"), b"+OK\r\n");
+        b.send(b"SET k v\r\n");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let list = String::from_utf8(a.cmd_str("CLIENT LIST")).unwrap();
+        let flags: Vec<String> = list
+            .lines()
+            .filter(|l| l.contains(" name=held "))
+            .flat_map(|l| l.split(' ').filter(|f| f.starts_with("flags=")))
+            .map(String::from)
+            .collect();
+        assert_eq!(a.cmd_str("CLIENT UNPAUSE"), b"+OK\r\n");
+        assert_eq!(b.reply(), b"+OK\r\n");
+        seen.push(flags);
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[1], ["flags=b"]);
 }

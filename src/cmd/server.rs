@@ -404,7 +404,10 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 .unwrap_or(0);
             f!("client_recent_max_input_buffer:{max_in}");
             f!("client_recent_max_output_buffer:{max_out}");
-            f!("blocked_clients:{}", ctx.srv.blocking.blocked_clients);
+            // A client whose command a CLIENT PAUSE holds is blocked too, as in Redis.
+            let paused = ctx.clients.iter().filter(|(_, c)| c.postponed.is_some());
+            let blocked = ctx.srv.blocking.blocked_clients + paused.count();
+            f!("blocked_clients:{blocked}");
             f!("tracking_clients:0");
             f!(
                 "clients_in_timeout_table:{}",

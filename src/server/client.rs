@@ -253,7 +253,7 @@ impl Client {
         if self.tx.in_multi() {
             flags.push('x');
         }
-        if self.blocked.is_some() {
+        if self.blocked.is_some() || self.postponed.is_some() {
             flags.push('b');
         }
         if self.dirty_cas {
