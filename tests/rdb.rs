@@ -331,7 +331,17 @@ fn bgsave_while_one_runs_is_refused() {
 fn sigterm_saves_with_save_points_and_dbfilename_is_a_name() {
     let dir = persistent_dir("sigterm");
     let d = dir.to_str().unwrap();
-    let mut g = goblin(&["--dir", d, "--save", "3600 1", "--dbfilename", "snap.rdb"]);
+    // dbfilename is a protected config: CONFIG SET reaches its own check only where allowed.
+    let mut g = goblin(&[
+        "--dir",
+        d,
+        "--save",
+        "3600 1",
+        "--dbfilename",
+        "snap.rdb",
+        "--enable-protected-configs",
+        "yes",
+    ]);
     let mut c = g.raw();
     c.cmd_str("SET kept 1");
     assert!(

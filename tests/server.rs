@@ -644,7 +644,14 @@ fn config_file_include_rewrite_and_overrides() {
         ),
     )
     .unwrap();
-    let g = goblin(&[main.to_str().unwrap(), "--timeout", "7"]);
+    // CONFIG SET dir below needs the protected configs allowed.
+    let g = goblin(&[
+        main.to_str().unwrap(),
+        "--timeout",
+        "7",
+        "--enable-protected-configs",
+        "yes",
+    ]);
     let mut c = g.raw();
     assert_eq!(
         c.cmd_str("CONFIG GET hz"),
