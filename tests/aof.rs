@@ -276,6 +276,20 @@ fn incr_file_matches_what_redis_writes() {
         "CONFIG SET lazyfree-lazy-server-del yes",
         "SET w3 1",
         "EXPIRE w3 0",
+        // Each deletion by its own lazyfree setting (expire-lazy: EXPIRE, PEXPIREAT in the past;
+        // user-del: GETDEL), and GETSET as the SET it is.
+        "CONFIG SET lazyfree-lazy-server-del no",
+        "SET w4 1",
+        "EXPIRE w4 0",
+        "SET w5 1",
+        "PEXPIREAT w5 1",
+        "GETEX w4",
+        "SET w6 1",
+        "GETEX w6 PXAT 1",
+        "SET gs 1",
+        "GETSET gs 2",
+        "CONFIG SET lazyfree-lazy-user-del yes",
+        "GETDEL gs",
         "FLUSHALL",
     ];
     let run = |s: &Server| {

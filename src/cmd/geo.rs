@@ -631,17 +631,14 @@ fn member_xy(z: &ZSet, member: &[u8]) -> Result<(f64, f64), CmdError> {
 /// number of members added (with CH: added or moved), as ZADD with the members' geohash scores.
 fn geoadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let line = as_zadd(args)?;
-    let zadd = super::zset::COMMANDS
-        .iter()
-        .find(|c| c.name == "zadd")
-        .and_then(|c| c.handler)
-        .expect("ZADD is in the table");
-    zadd(ctx, line.args())
+    let zadd = line.args();
+    // It runs, and replays, as that ZADD (Redis's `replaceClientCommandVector`).
+    ctx.propagate_as(&zadd.iter().collect::<Vec<_>>());
+    super::zset::zadd_for_geoadd(ctx, zadd)
 }
 
-/// GEOADD's line as the `ZADD key [options] score member ...` Redis rewrites it into (to run it,
-/// and to log it in the AOF as Redis does).
-pub(crate) fn as_zadd(args: Args) -> Result<ArgLine, CmdError> {
+/// GEOADD's line as the `ZADD key [options] score member ...` Redis rewrites it into.
+fn as_zadd(args: Args) -> Result<ArgLine, CmdError> {
     let (mut nx, mut xx) = (false, false);
     let mut at = 2;
     while at < args.len() {

@@ -277,6 +277,8 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     h.set(field, &text, limits);
     ctx.out.bulk(&text);
+    // Replayed as the value it came to: float arithmetic need not agree elsewhere.
+    ctx.propagate_as(&[b"HSET", key, field, &text]);
     ctx.signal_modified(key);
     ctx.notify(HASH, "hincrbyfloat", key);
     ctx.srv.dirty += 1;

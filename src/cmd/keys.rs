@@ -364,12 +364,23 @@ fn expire(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    // A time already past deletes the key, published as a `del`.
+    // A time already past deletes the key, published as a `del` and propagated as one; a TTL
+    // propagates as the absolute PEXPIREAT (Redis's `expireGenericCommand`).
     let event = if when <= clock::now_ms() {
         db.remove(key);
+        let verb: &[u8] = if ctx.srv.config.lazyfree_lazy_expire {
+            b"UNLINK"
+        } else {
+            b"DEL"
+        };
+        ctx.propagate_as(&[verb, key]);
         "del"
     } else {
         db.set_expire_slot(slot, when);
+        let at = when.to_string();
+        let mut line: Vec<&[u8]> = vec![b"PEXPIREAT", key, at.as_bytes()];
+        line.extend(args.iter().skip(3));
+        ctx.propagate_as(&line);
         "expire"
     };
     ctx.signal_modified(key);

@@ -89,6 +89,20 @@ fn delete_if_emptied(ctx: &mut Ctx, key: &[u8], emptied: bool) {
     }
 }
 
+/// LMPOP and the blocking pops replay as the LPOP or RPOP of the key they popped from, with the
+/// count popped if they took one (Redis's `listPopRangeAndReplyWithKey` and
+/// `blockingPopGenericCommand`).
+fn replay_pop(ctx: &mut Ctx, key: &[u8], end: End, count: Option<usize>) {
+    let verb: &[u8] = match end {
+        End::Head => b"LPOP",
+        End::Tail => b"RPOP",
+    };
+    match count {
+        Some(n) => ctx.propagate_as(&[verb, key, n.to_string().as_bytes()]),
+        None => ctx.propagate_as(&[verb, key]),
+    }
+}
+
 /// After `n` elements were popped from `end` of `key` (Redis's `listElementsRemoved`): the pop
 /// event, then an emptied list is deleted, the key signalled, the changes counted.
 fn elements_removed(ctx: &mut Ctx, key: &[u8], end: End, emptied: bool, n: usize) {
@@ -626,6 +640,7 @@ fn lmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         let n = pop_range_with_key(ctx.out, l, key, m.end, m.count);
         let emptied = l.is_empty();
+        replay_pop(ctx, key, m.end, Some(n));
         elements_removed(ctx, key, m.end, emptied, n);
         return Ok(());
     }
@@ -706,6 +721,7 @@ fn bpop_generic(
             }
         };
         let emptied = l.is_empty();
+        replay_pop(ctx, key, end, count.map(|_| popped));
         elements_removed(ctx, key, end, emptied, popped);
         return Ok(());
     }
@@ -721,6 +737,8 @@ fn bpop_generic(
 fn blmove(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (from, to) = (end_arg(&args[3])?, end_arg(&args[4])?);
     let timeout = parse::timeout(&args[5])?;
+    // Served, it replays as the LMOVE it did (Redis's `blmoveGenericCommand`).
+    ctx.propagate_as(&[b"LMOVE", &args[1], &args[2], &args[3], &args[4]]);
     blmove_generic(ctx, args, from, to, timeout)
 }
 
@@ -730,6 +748,7 @@ fn blmove(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `BRPOPLPUSH source destination timeout` — `BLMOVE source destination RIGHT LEFT timeout`.
 fn brpoplpush(ctx: &mut Ctx, args: Args) -> CmdResult {
     let timeout = parse::timeout(&args[3])?;
+    ctx.propagate_as(&[b"RPOPLPUSH", &args[1], &args[2]]);
     blmove_generic(ctx, args, End::Tail, End::Head, timeout)
 }
 

@@ -101,6 +101,26 @@ impl Ctx<'_> {
         &mut self.clients[self.id]
     }
 
+    /// The running command, if it changes the dataset, propagates (to the AOF) as `args` instead
+    /// of itself: an equivalent that replays the same (SET EX as SET PXAT, INCRBYFLOAT as SET;
+    /// Redis's `rewriteClientCommandVector`). See `server::propagate`.
+    pub fn propagate_as(&mut self, args: &[&[u8]]) {
+        crate::server::propagate::rewrite(self.srv, args);
+    }
+
+    /// The running command propagates `args`, run in the selected database, and not itself; call
+    /// it once for each op (SPOP's SREMs; Redis's `alsoPropagate` with
+    /// `preventCommandPropagation`).
+    pub fn propagate(&mut self, args: &[&[u8]]) {
+        crate::server::propagate::op(self.srv, self.db, args);
+    }
+
+    /// The running command propagates even if it changed nothing (FLUSHALL; Redis's
+    /// `forceCommandPropagation`).
+    pub fn force_propagation(&mut self) {
+        crate::server::propagate::force(self.srv);
+    }
+
     /// Redis's `signalModifiedKey`: every handler calls this once for each key of the selected
     /// database it changed (written, deleted, expiry set or cleared). It fails the WATCHers' next EXEC
     /// and wakes clients blocked on the key.

@@ -158,9 +158,23 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
             ctx.signal_modified(key);
             ctx.srv.dirty += 1;
             ctx.notify(GENERIC, "del", key);
+            let verb: &[u8] = if ctx.srv.config.lazyfree_lazy_server_del {
+                b"UNLINK"
+            } else {
+                b"DEL"
+            };
+            ctx.propagate_as(&[verb, key]);
         }
         ctx.out.ok();
         return Ok(());
+    }
+    if ttl != 0 && !absttl {
+        // A relative TTL replays as the absolute time it came to (Redis's `restoreCommand`).
+        let at = ttl.to_string();
+        let mut line: Vec<&[u8]> = args.iter().collect();
+        line[2] = at.as_bytes();
+        line.push(b"ABSTTL");
+        ctx.propagate_as(&line);
     }
     let at = if ttl != 0 {
         ttl

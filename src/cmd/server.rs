@@ -42,6 +42,8 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.signal_flushed(ctx.db);
     let n = ctx.db().clear();
     ctx.srv.dirty += n as u64;
+    // Replayed even on an empty database, as Redis's `forceCommandPropagation`.
+    ctx.force_propagation();
     ctx.out.ok();
     Ok(())
 }
@@ -64,6 +66,7 @@ fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
         let _ = crate::persist::save(ctx.srv);
     }
     ctx.srv.dirty += 1;
+    ctx.force_propagation();
     ctx.out.ok();
     Ok(())
 }

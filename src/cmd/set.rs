@@ -194,6 +194,8 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         if emptied {
             db.remove(key);
         }
+        // The member chosen at random is what replays (Redis: SREM).
+        ctx.propagate_as(&[b"SREM", key, &m]);
         ctx.notify(SET, "spop", key);
         if emptied {
             ctx.notify(GENERIC, "del", key);
@@ -221,6 +223,7 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         // That SUNION reads the key once more, which counts a keyspace hit.
         db.lookup(key);
         db.remove(key);
+        ctx.propagate_as(&[b"DEL", key]);
         ctx.notify(SET, "spop", key);
         ctx.notify(GENERIC, "del", key);
     } else {
@@ -244,6 +247,10 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
             *set = kept;
         }
         ctx.notify(SET, "spop", key);
+        // Each member chosen at random replays as its own SREM, as Redis propagates them.
+        for m in &picked {
+            ctx.propagate(&[b"SREM", key, m]);
+        }
     }
     ctx.signal_modified(key);
     Ok(())

@@ -179,6 +179,16 @@ fn expire_ms(cmd: &str, kind: ExpireOpt, when: &[u8]) -> Result<i64, CmdError> {
 /// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL]`
 fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
     let o = parse_set_options(args, 3, true)?;
+    if o.get && o.when.is_none() {
+        // GET is about the reply: the effect is the SET without it.
+        let line: Vec<&[u8]> = args
+            .iter()
+            .enumerate()
+            .filter(|&(i, a)| i < 3 || !is(a, "get"))
+            .map(|(_, a)| a)
+            .collect();
+        ctx.propagate_as(&line);
+    }
     set_generic(ctx, "set", &args[1], &args[2], o)
 }
 
@@ -210,6 +220,15 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: SetOptions) 
     ctx.notify(STRING, "set", key);
     if o.when.is_some() {
         ctx.notify(GENERIC, "expire", key);
+    }
+    // A relative or absolute TTL propagates as the absolute PXAT it came to (and GETSET as the
+    // SET it is), as Redis's `setGenericCommand` and `getsetCommand`.
+    match expire_at {
+        Some(at) if o.when.is_some() => {
+            ctx.propagate_as(&[b"SET", key, val, b"PXAT", at.to_string().as_bytes()])
+        }
+        _ if cmd == "getset" => ctx.propagate_as(&[b"SET", key, val]),
+        _ => {}
     }
     if !o.get {
         ctx.out.ok();
@@ -296,6 +315,12 @@ fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
             ctx.signal_modified(&args[1]);
             ctx.srv.dirty += 1;
             ctx.notify(GENERIC, "del", &args[1]);
+            let verb: &[u8] = if ctx.srv.config.lazyfree_lazy_user_del {
+                b"UNLINK"
+            } else {
+                b"DEL"
+            };
+            ctx.propagate_as(&[verb, &args[1]]);
         }
         None => ctx.out.null(),
     }
@@ -321,18 +346,27 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     reply_str(ctx.out, s);
     let slot = db.dict.find(key).expect("key just read");
+    // Each change propagates as the command Redis's `getexCommand` rewrites it into.
     let event = match (o.expire, at) {
         (ExpireOpt::ExAt | ExpireOpt::PxAt, Some(at)) if at <= clock::now_ms() => {
             db.remove(key);
+            let verb: &[u8] = if ctx.srv.config.lazyfree_lazy_expire {
+                b"UNLINK"
+            } else {
+                b"DEL"
+            };
+            ctx.propagate_as(&[verb, key]);
             "del"
         }
         (_, Some(at)) => {
             db.set_expire_slot(slot, at);
+            ctx.propagate_as(&[b"PEXPIREAT", key, at.to_string().as_bytes()]);
             "expire"
         }
         // PERSIST on a key without a TTL changes nothing (Redis's `removeExpire` fails).
         (ExpireOpt::Persist, _) if db.expire_of(slot) != NO_EXPIRE => {
             db.set_expire_slot(slot, NO_EXPIRE);
+            ctx.propagate_as(&[b"PERSIST", key]);
             "persist"
         }
         _ => return Ok(()),
@@ -471,10 +505,13 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     };
     ctx.out.bulk(&text);
+    // Replayed as the value it came to: float arithmetic need not agree elsewhere.
+    ctx.propagate_as(&[b"SET", key, &text, b"KEEPTTL"]);
     let val = Value::Str(Str::Bytes {
         data: text,
         raw: false,
     });
+    let db = &mut ctx.srv.dbs[ctx.db];
     db.set(key, val, None);
     ctx.signal_modified(key);
     ctx.srv.dirty += 1;

@@ -119,6 +119,11 @@ fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     zadd_generic(ctx, args, false)
 }
 
+/// ZADD as run by GEOADD, which is the ZADD it rewrites itself into.
+pub(super) fn zadd_for_geoadd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zadd(ctx, args)
+}
+
 /// ZINCRBY key increment member
 ///
 /// # Format
@@ -713,6 +718,7 @@ pub fn pop_generic(
         ctx.out.array(0);
         return Ok(Some(key.to_vec()));
     }
+    let count_given = count != -1;
     let count = if count == -1 { 1 } else { count };
     let n = (count as u64).min(z.len() as u64) as usize;
     let out = &mut *ctx.out;
@@ -741,6 +747,16 @@ pub fn pop_generic(
         out.double(s);
     }
     let emptied = z.is_empty();
+    // The forms that name the key (ZMPOP, the blocking pops) replay as the ZPOPMIN or ZPOPMAX of
+    // that key, with the count popped if they took one (Redis's `genericZpopCommand`).
+    if shape.emit_key {
+        let verb: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+        if count_given {
+            ctx.propagate_as(&[verb, key, n.to_string().as_bytes()]);
+        } else {
+            ctx.propagate_as(&[verb, key]);
+        }
+    }
     ctx.notify(ZSET, if max { "zpopmax" } else { "zpopmin" }, key);
     delete_if_emptied(ctx, key, emptied);
     ctx.signal_modified(key);

@@ -25,11 +25,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use crate::cmd::{Args, Command, Ctx};
+use crate::cmd::{Args, Ctx};
 use crate::config::Config;
+use crate::resp::command as encode;
 use crate::server::State;
 use crate::store::{self, Str, Value, NO_EXPIRE};
-use crate::util::clock;
 use crate::{notice, warning};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -69,10 +69,6 @@ pub struct Aof {
     buf: Vec<u8>,
     /// The database the incr file is positioned in; `None` on a new file (SELECT comes first).
     selected_db: Option<usize>,
-    /// The effects of the command running now (Redis's `also_propagate`), with their databases.
-    pending: Vec<(usize, Vec<u8>)>,
-    depth: u32,
-    calls: u64,
     file: Option<Arc<File>>,
     pub manifest: Manifest,
     pub current_size: u64,
@@ -97,9 +93,6 @@ impl Default for Aof {
             state: AofState::Off,
             buf: Vec::new(),
             selected_db: None,
-            pending: Vec::new(),
-            depth: 0,
-            calls: 0,
             file: None,
             manifest: Manifest::default(),
             current_size: 0,
@@ -289,86 +282,9 @@ fn open_append(p: &Path) -> std::io::Result<Arc<File>> {
 // ---------------------------------------------------------------------------------------------
 // Propagation
 
-/// Where a command's reply started and what the counters were when it began.
-pub struct Mark {
-    dirty: u64,
-    reply_at: usize,
-    calls: u64,
-}
-
-/// Called by `gate::call` before a handler runs: `None` when nothing is logged.
-pub fn before_call(ctx: &mut Ctx) -> Option<Mark> {
-    let a = &mut ctx.srv.persist.aof;
-    if !a.recording() {
-        return None;
-    }
-    a.depth += 1;
-    a.calls += 1;
-    Some(Mark {
-        dirty: ctx.srv.dirty,
-        reply_at: ctx.out.buf.len(),
-        calls: a.calls,
-    })
-}
-
-/// Called by `gate::call` after the handler: records the keys it expired and its effect; when the
-/// outermost command ends, its effects are committed to the turn's buffer.
-pub fn after_call(ctx: &mut Ctx, cmd: &Command, args: Args, m: Mark) {
-    let nested = ctx.srv.persist.aof.calls > m.calls;
-    ctx.srv.persist.aof.depth -= 1;
-    log_expired(ctx.srv, false);
-    // FLUSHALL may save (and so reset `dirty`); it and FLUSHDB are always logged, as Redis's
-    // `forceCommandPropagation`. SAVE and SHUTDOWN only move `dirty` down.
-    let changed = ctx.srv.dirty > m.dirty || matches!(cmd.name, "flushall" | "flushdb");
-    if changed && !nested {
-        let reply = &ctx.out.buf[m.reply_at..];
-        let ops = effect(ctx.srv, ctx.db, cmd.name, args, reply);
-        let db = ctx.db;
-        ctx.srv
-            .persist
-            .aof
-            .pending
-            .extend(ops.into_iter().map(|op| (db, op)));
-    }
-    if ctx.srv.persist.aof.depth == 0 {
-        commit(&mut ctx.srv.persist.aof);
-    }
-}
-
-/// Logs the keys expired since last asked as DEL (UNLINK with `lazyfree-lazy-expire`). `alone`:
-/// outside a command (active expiry), each one is committed at once.
-fn log_expired(st: &mut State, alone: bool) {
-    let verb: &[u8] = if st.config.lazyfree_lazy_expire {
-        b"UNLINK"
-    } else {
-        b"DEL"
-    };
-    for (i, db) in st.dbs.iter_mut().enumerate() {
-        for key in db.expired_log.drain(..) {
-            st.persist.aof.pending.push((i, encode(&[verb, &key])));
-            if alone {
-                commit(&mut st.persist.aof);
-            }
-        }
-    }
-}
-
-/// Logs a key evicted for `maxmemory` as DEL (UNLINK with `lazyfree-lazy-eviction`), committed
-/// on its own: evictions run between commands (Redis's `propagateDeletion` and
-/// `propagatePendingCommands` for each key).
-pub fn log_evicted(st: &mut State, db: usize, key: &[u8]) {
-    if !st.persist.aof.recording() {
-        return;
-    }
-    let verb: &[u8] = if st.config.lazyfree_lazy_eviction {
-        b"UNLINK"
-    } else {
-        b"DEL"
-    };
-    st.persist.aof.pending.push((db, encode(&[verb, key])));
-    if st.persist.aof.depth == 0 {
-        commit(&mut st.persist.aof);
-    }
+/// Whether writes are being logged now (what propagation asks before collecting them).
+pub fn recording(st: &State) -> bool {
+    st.persist.aof.recording()
 }
 
 /// Bytes of the turn's buffer while the AOF is on: what eviction does not count as used memory,
@@ -381,27 +297,26 @@ pub fn buffer_bytes(st: &State) -> usize {
     }
 }
 
-/// Moves the pending effects to the turn's buffer: MULTI/EXEC around more than one (Redis 7.0's
-/// `propagatePendingCommands`), SELECT whenever the database changes.
-fn commit(a: &mut Aof) {
-    if a.pending.is_empty() {
+/// Appends the ops one command propagated (`server::propagate`), with their databases, to the
+/// turn's buffer: MULTI/EXEC around more than one (Redis 7.0's `propagatePendingCommands`),
+/// SELECT whenever the database changes.
+pub fn append(st: &mut State, ops: &[(usize, Vec<u8>)]) {
+    let a = &mut st.persist.aof;
+    if !a.recording() || ops.is_empty() {
         return;
     }
-    let ops = std::mem::take(&mut a.pending);
     let wrap = ops.len() > 1;
     if wrap {
         select(a, ops[0].0);
         a.buf.extend_from_slice(b"*1\r\n$5\r\nMULTI\r\n");
     }
-    for (db, op) in &ops {
+    for (db, op) in ops {
         select(a, *db);
         a.buf.extend_from_slice(op);
     }
     if wrap {
         a.buf.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
     }
-    a.pending = ops;
-    a.pending.clear();
 }
 
 fn select(a: &mut Aof, db: usize) {
@@ -412,234 +327,6 @@ fn select(a: &mut Aof, db: usize) {
     }
 }
 
-/// A command as the RESP array Redis writes in the AOF.
-pub fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
-    let _ = write!(b, "*{}\r\n", args.len());
-    for a in args {
-        let _ = write!(b, "${}\r\n", a.len());
-        b.extend_from_slice(a);
-        b.extend_from_slice(b"\r\n");
-    }
-    b
-}
-
-/// A reply, read back for the effects that depend on what a command returned (which member SPOP
-/// chose, which key BLPOP served, INCRBYFLOAT's result).
-enum R {
-    Bulk(Vec<u8>),
-    Arr(Vec<R>),
-    Other,
-}
-
-fn read_reply(b: &[u8], pos: &mut usize) -> Option<R> {
-    let t = *b.get(*pos)?;
-    let nl = memchr::memchr(b'\n', &b[*pos..])? + *pos;
-    let head = std::str::from_utf8(&b[*pos + 1..nl.saturating_sub(1)]).ok()?;
-    *pos = nl + 1;
-    match t {
-        b'$' | b'=' => {
-            let n: i64 = head.parse().ok()?;
-            if n < 0 {
-                return Some(R::Other);
-            }
-            let v = b.get(*pos..*pos + n as usize)?.to_vec();
-            *pos += n as usize + 2;
-            Some(R::Bulk(v))
-        }
-        b'*' | b'~' | b'>' | b'%' => {
-            let mut n: i64 = head.parse().ok()?;
-            if n < 0 {
-                return Some(R::Other);
-            }
-            if t == b'%' {
-                n *= 2;
-            }
-            let mut v = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                v.push(read_reply(b, pos)?);
-            }
-            Some(R::Arr(v))
-        }
-        _ => Some(R::Other),
-    }
-}
-
-fn has_opt(args: Args, from: usize, names: &[&str]) -> bool {
-    (from..args.len()).any(|i| names.iter().any(|n| crate::cmd::parse::is(&args[i], n)))
-}
-
-/// The absolute expiry of `key` after the command, if it has one.
-fn expire_after(st: &State, db: usize, key: &[u8]) -> Option<i64> {
-    let d = &st.dbs[db];
-    let slot = d.dict.find(key)?;
-    let at = d.dict.value_at(slot).expire_at;
-    (at != NO_EXPIRE).then_some(at)
-}
-
-/// SET's EX/PX/EXAT/PXAT as an absolute time in milliseconds, computed as the command did.
-fn set_expire_arg(args: Args) -> Option<i64> {
-    let now = clock::now_ms();
-    for i in 3..args.len().saturating_sub(1) {
-        let n = crate::util::parse_i64(&args[i + 1]);
-        let is = |k| crate::cmd::parse::is(&args[i], k);
-        let at = if is("ex") {
-            n?.checked_mul(1000)?.checked_add(now)
-        } else if is("px") {
-            n?.checked_add(now)
-        } else if is("exat") {
-            n?.checked_mul(1000)
-        } else if is("pxat") {
-            n
-        } else {
-            continue;
-        };
-        return at;
-    }
-    None
-}
-
-/// What a command that changed the dataset is logged as: Redis 7.0's rewrites of non-
-/// deterministic or relative commands, the command itself otherwise.
-fn effect(st: &State, db: usize, name: &str, args: Args, reply: &[u8]) -> Vec<Vec<u8>> {
-    let key = args.get(1).unwrap_or_default();
-    let del: &[u8] = if st.config.lazyfree_lazy_server_del {
-        b"UNLINK"
-    } else {
-        b"DEL"
-    };
-    let reply = read_reply(reply, &mut 0).unwrap_or(R::Other);
-    let ms = |at: i64| at.to_string().into_bytes();
-    let popped_key = |r: &R| match r {
-        R::Arr(v) => match v.first() {
-            Some(R::Bulk(k)) => Some(k.clone()),
-            _ => None,
-        },
-        _ => None,
-    };
-    let verbatim = || vec![encode(&args.iter().collect::<Vec<_>>())];
-    match name {
-        // Redis propagates GEOADD as the ZADD it rewrote it into.
-        "geoadd" => match crate::cmd::geo::as_zadd(args) {
-            Ok(line) => vec![encode(&line.args().iter().collect::<Vec<_>>())],
-            Err(_) => verbatim(),
-        },
-        "set" if has_opt(args, 3, &["ex", "px", "exat", "pxat"]) => {
-            match expire_after(st, db, key).or_else(|| set_expire_arg(args)) {
-                Some(at) => vec![encode(&[b"SET", key, &args[2], b"PXAT", &ms(at)])],
-                None => verbatim(),
-            }
-        }
-        // SET ... GET is logged without GET (the reply is not part of the effect).
-        "set" if has_opt(args, 3, &["get"]) => {
-            let v: Vec<&[u8]> = args
-                .iter()
-                .enumerate()
-                .filter(|&(i, a)| i < 3 || !crate::cmd::parse::is(a, "get"))
-                .map(|(_, a)| a)
-                .collect();
-            vec![encode(&v)]
-        }
-        "setex" | "psetex" => {
-            let unit = if name == "setex" { 1000 } else { 1 };
-            let at = expire_after(st, db, key).unwrap_or_else(|| {
-                crate::util::parse_i64(&args[2])
-                    .unwrap_or(0)
-                    .saturating_mul(unit)
-                    .saturating_add(clock::now_ms())
-            });
-            vec![encode(&[b"SET", key, &args[3], b"PXAT", &ms(at)])]
-        }
-        "expire" | "pexpire" | "expireat" => match expire_after(st, db, key) {
-            Some(at) => {
-                let at = ms(at);
-                let mut v: Vec<&[u8]> = vec![b"PEXPIREAT", key, &at];
-                v.extend(args.iter().skip(3));
-                vec![encode(&v)]
-            }
-            None => vec![encode(&[del, key])],
-        },
-        "getex" => {
-            if has_opt(args, 2, &["persist"]) {
-                vec![encode(&[b"PERSIST", key])]
-            } else {
-                match expire_after(st, db, key) {
-                    Some(at) => vec![encode(&[b"PEXPIREAT", key, &ms(at)])],
-                    None => vec![encode(&[del, key])],
-                }
-            }
-        }
-        "getdel" => vec![encode(&[b"DEL", key])],
-        "incrbyfloat" => match reply {
-            R::Bulk(v) => vec![encode(&[b"SET", key, &v, b"KEEPTTL"])],
-            _ => verbatim(),
-        },
-        "hincrbyfloat" => match reply {
-            R::Bulk(v) => vec![encode(&[b"HSET", key, &args[2], &v])],
-            _ => verbatim(),
-        },
-        "spop" => match reply {
-            R::Bulk(m) => vec![encode(&[b"SREM", key, &m])],
-            R::Arr(_) if st.dbs[db].dict.find(key).is_none() => vec![encode(&[b"DEL", key])],
-            R::Arr(ms) => ms
-                .iter()
-                .filter_map(|m| match m {
-                    R::Bulk(m) => Some(encode(&[b"SREM", key, m])),
-                    _ => None,
-                })
-                .collect(),
-            R::Other => verbatim(),
-        },
-        "blpop" | "brpop" | "bzpopmin" | "bzpopmax" => match popped_key(&reply) {
-            Some(k) => {
-                let verb: &[u8] = match name {
-                    "blpop" => b"LPOP",
-                    "brpop" => b"RPOP",
-                    "bzpopmin" => b"ZPOPMIN",
-                    _ => b"ZPOPMAX",
-                };
-                vec![encode(&[verb, &k])]
-            }
-            None => verbatim(),
-        },
-        "brpoplpush" => vec![encode(&[b"RPOPLPUSH", key, &args[2]])],
-        "blmove" => vec![encode(&[b"LMOVE", key, &args[2], &args[3], &args[4]])],
-        "lmpop" | "blmpop" | "zmpop" | "bzmpop" => {
-            let first = if name.starts_with('b') { 2 } else { 1 };
-            let numkeys = crate::util::parse_i64(&args[first]).unwrap_or(0).max(0) as usize;
-            let dir = args.get(first + 1 + numkeys).unwrap_or_default();
-            let verb: &[u8] = match (name.ends_with("zmpop"), dir.eq_ignore_ascii_case(b"min")) {
-                (true, true) => b"ZPOPMIN",
-                (true, false) => b"ZPOPMAX",
-                (false, _) if dir.eq_ignore_ascii_case(b"left") => b"LPOP",
-                _ => b"RPOP",
-            };
-            match &reply {
-                R::Arr(v) => match (v.first(), v.get(1)) {
-                    (Some(R::Bulk(k)), Some(R::Arr(items))) => {
-                        vec![encode(&[verb, k, items.len().to_string().as_bytes()])]
-                    }
-                    _ => verbatim(),
-                },
-                _ => verbatim(),
-            }
-        }
-        "restore" if args[2] != *b"0" && !has_opt(args, 4, &["absttl"]) => {
-            match expire_after(st, db, key) {
-                Some(at) => {
-                    let at = ms(at);
-                    let mut v: Vec<&[u8]> = args.iter().collect();
-                    v[2] = &at;
-                    v.push(b"ABSTTL");
-                    vec![encode(&v)]
-                }
-                None => verbatim(),
-            }
-        }
-        _ => verbatim(),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writing and fsync
 
@@ -647,9 +334,6 @@ fn effect(st: &State, db: usize, name: &str, args: Args, reply: &[u8]) -> Vec<Ve
 /// `appendfsync`. With `always`, the fdatasync is here, so no reply of this turn leaves before
 /// its write is durable (one fsync for every write of the turn).
 pub fn flush_turn(st: &mut State) {
-    if st.persist.aof.recording() {
-        log_expired(st, true);
-    }
     let policy = st.config.appendfsync;
     let no_fsync = st.config.no_appendfsync_on_rewrite
         && (st.persist.aof.child.is_some() || st.persist.child.is_some());
@@ -749,7 +433,6 @@ fn background_fsync(a: &mut Aof) {
 /// Writes what is buffered and fsyncs it in place (rewrite start, turning AOF off, shutdown).
 fn flush_and_sync(st: &mut State) {
     let a = &mut st.persist.aof;
-    commit(a);
     if let Some(file) = a.file.clone() {
         if !a.buf.is_empty() && (&*file).write_all(&a.buf).is_ok() {
             a.current_size += a.buf.len() as u64;
@@ -1533,18 +1216,5 @@ mod tests {
         assert_eq!(q.base.as_ref().unwrap().name, "a b.aof");
         assert_eq!(q.render(), "file \"a b.aof\" seq 3 type b\n");
         assert!(Manifest::parse(b"file x seq 1\n").is_err());
-    }
-
-    #[test]
-    fn reply_reader() {
-        let b = b"*2\r\n$1\r\nk\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n";
-        match read_reply(b, &mut 0) {
-            Some(R::Arr(v)) => {
-                assert!(matches!(&v[0], R::Bulk(k) if k == b"k"));
-                assert!(matches!(&v[1], R::Arr(i) if i.len() == 2));
-            }
-            _ => panic!("array expected"),
-        }
-        assert!(matches!(read_reply(b"$-1\r\n", &mut 0), Some(R::Other)));
     }
 }

@@ -192,7 +192,7 @@ fn evict_keys(ctx: &mut Ctx, policy: Policy, needed: usize) -> Outcome {
         ctx.srv.eviction.evicted_keys += 1;
         ctx.signal_modified_in(db, &key);
         ctx.notify_in(db, EVICTED, "evicted", &key);
-        crate::persist::aof::log_evicted(ctx.srv, db, &key);
+        crate::server::propagate::evicted(ctx.srv, db, &key);
         evicted += 1;
         if evicted.is_multiple_of(16) && limit.is_some_and(|l| start.elapsed() > l) {
             return Outcome::Running;

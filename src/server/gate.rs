@@ -11,6 +11,7 @@ use crate::cmd::{
 use crate::script::Flags;
 use crate::server::client::ReplyMode;
 use crate::server::evict;
+use crate::server::propagate;
 use crate::store;
 use crate::util::clock;
 
@@ -284,8 +285,8 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     } else {
         multi::expired_watched(ctx, cmd, args)
     };
-    // The AOF records what the command did (its effect), once it has run.
-    let aof_mark = crate::persist::aof::before_call(ctx);
+    // What the command did is propagated once it has run.
+    let frame = propagate::enter(ctx.srv);
     // A served blocked command was shown to monitors when it blocked.
     let monitored = !ctx.srv.monitors.is_empty() && !ctx.srv.blocking.reprocessing();
     if monitored && monitor::fed_before(cmd) {
@@ -300,8 +301,8 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     crate::server::notify::flush_store_events(ctx);
     let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
     clock::end_call();
-    if let Some(m) = aof_mark {
-        crate::persist::aof::after_call(ctx, cmd, args, m);
+    if let Some(frame) = frame {
+        propagate::leave(ctx.srv, ctx.db, args, frame);
     }
     // A command that blocked is counted once it is served, times out or is unblocked.
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();

@@ -14,6 +14,7 @@ pub mod key_events;
 pub mod notify;
 pub mod oom;
 pub mod pause;
+pub mod propagate;
 pub mod pubsub;
 mod signals;
 pub mod supervise;
@@ -61,6 +62,8 @@ pub struct State {
     pub pubsub: pubsub::PubSub,
     /// Snapshot state: last save, the BGSAVE child.
     pub persist: crate::persist::Persist,
+    /// What the running command propagates (to the AOF), collected until it ends.
+    pub propagation: propagate::Propagation,
     next_client_id: u64,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the cron reclaims expired keys nobody reads.
     pub active_expire_enabled: bool,
@@ -138,6 +141,7 @@ impl State {
             blocking: blocking::Blocking::default(),
             pubsub: pubsub::PubSub::default(),
             persist: crate::persist::Persist::default(),
+            propagation: Default::default(),
             next_client_id: 1,
             active_expire_enabled: true,
             eviction: evict::Eviction::default(),
@@ -462,6 +466,7 @@ impl<'a> Io<'a> {
             self.process_unblocked();
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
+            propagate::expired_between_commands(self.state);
             crate::persist::aof::flush_turn(self.state);
             self.flush_pending();
             if Instant::now() >= next_cron {
