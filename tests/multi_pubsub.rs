@@ -452,7 +452,8 @@ fn reply_off_still_delivers_pushes() {
                 "<",
                 "b:PUBLISH pq there",
                 "<",
-                "!UNSUBSCRIBE",
+                // Named: UNSUBSCRIBE alone goes in Redis's hash order.
+                "!UNSUBSCRIBE ch other",
                 "<",
                 "<",
                 "quiet",
