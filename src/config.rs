@@ -684,21 +684,27 @@ pub fn parse_memory(s: &str) -> Option<i64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '.'))
         .unwrap_or(lower.len());
     let (num, unit) = lower.split_at(digits_end);
-    let mul: i64 = match unit {
-        "" | "b" => 1,
-        "k" => 1000,
-        "kb" => 1024,
-        "m" => 1000 * 1000,
-        "mb" => 1024 * 1024,
-        "g" => 1000 * 1000 * 1000,
-        "gb" => 1024 * 1024 * 1024,
-        _ => return None,
-    };
+    let mul = memory_unit(unit.as_bytes())? as i64;
     let n: i64 = num.parse().ok()?;
     if n < 0 {
         return None;
     }
     n.checked_mul(mul)
+}
+
+/// The multiplier of a memory unit as Redis's `memtoull` reads it (lowercase: none or `b`, `k`,
+/// `kb`, `m`, `mb`, `g`, `gb`).
+pub fn memory_unit(unit: &[u8]) -> Option<u64> {
+    Some(match unit {
+        b"" | b"b" => 1,
+        b"k" => 1000,
+        b"kb" => 1024,
+        b"m" => 1000 * 1000,
+        b"mb" => 1024 * 1024,
+        b"g" => 1000 * 1000 * 1000,
+        b"gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    })
 }
 
 pub fn find(name: &str) -> Option<&'static Directive> {

@@ -340,6 +340,13 @@ pub mod clock {
 }
 
 /// xorshift64*: cheap randomness for sampling (RANDOMKEY, active expiry). Not for secrets.
+/// 40 random hex digits: a run ID or a replication ID (Redis's `getRandomHexChars`).
+pub fn random_hex40() -> String {
+    (0..40)
+        .map(|_| char::from_digit((rand_u64() % 16) as u32, 16).expect("a hex digit"))
+        .collect()
+}
+
 pub fn rand_u64() -> u64 {
     use std::cell::Cell;
     thread_local! {

@@ -1034,3 +1034,27 @@ fn compatibility_directives_match_redis() {
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     common::compare(&[&refs]);
 }
+
+/// FLUSHALL and FLUSHDB count the keys they delete as changes, and nothing more; with save points,
+/// FLUSHALL saves at once, so no change is pending after it.
+#[test]
+fn flushes_count_their_changes_as_redis() {
+    common::compare(&[
+        &[
+            "?rdb_changes_since_last_save",
+            "FLUSHALL",
+            "?rdb_changes_since_last_save",
+            "MSET a 1 b 2",
+            "FLUSHDB",
+            "?rdb_changes_since_last_save",
+            "FLUSHALL",
+            "?rdb_changes_since_last_save",
+        ],
+        &[
+            "CONFIG SET save \"3600 1\"",
+            "SET a 1",
+            "FLUSHALL",
+            "?rdb_changes_since_last_save",
+        ],
+    ]);
+}

@@ -16,6 +16,7 @@ pub mod bitops;
 pub mod cluster;
 pub mod command;
 pub mod connection;
+pub mod debug;
 pub mod function;
 pub mod geo;
 pub mod goblin;
@@ -377,6 +378,18 @@ pub struct Command {
     pub deprecated: Option<(&'static str, &'static str)>,
     /// COMMAND DOCS's `syscmd` doc flag: a command for the system, not for users (DEBUG).
     pub syscmd: bool,
+    /// The `enable-*` setting a protected command needs (Redis's CMD_PROTECTED).
+    pub guard: Option<&'static Guard>,
+}
+
+/// What allows a protected command (DEBUG, MODULE LOAD): the gate refuses it, before it runs or
+/// is queued, unless the setting allows the client (`yes`, or `local` from a local connection).
+pub struct Guard {
+    /// The command's name in the refusal (`DEBUG`).
+    pub command: &'static str,
+    /// The directive (`enable-debug-command`).
+    pub directive: &'static str,
+    pub setting: fn(&crate::config::Config) -> &'static str,
 }
 
 impl Command {
@@ -403,6 +416,7 @@ impl Command {
             arg_since: &[],
             deprecated: None,
             syscmd: false,
+            guard: None,
         }
     }
 
@@ -434,6 +448,7 @@ impl Command {
             arg_since: &[],
             deprecated: None,
             syscmd: false,
+            guard: None,
         }
     }
 
@@ -501,6 +516,11 @@ impl Command {
         self
     }
 
+    pub const fn guarded(mut self, guard: &'static Guard) -> Command {
+        self.guard = Some(guard);
+        self
+    }
+
     pub const fn key_finder(mut self, f: KeyFinder) -> Command {
         self.key_finder = Some(f);
         self
@@ -564,6 +584,7 @@ fn families() -> &'static [&'static [Command]] {
         list::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
+        debug::COMMANDS,
         memory::COMMANDS,
         latency::COMMANDS,
         module::COMMANDS,
@@ -921,11 +942,7 @@ mod tests {
             let handlers: Vec<&str> = src
                 .lines()
                 .filter_map(|l| l.trim_start().strip_prefix("fn "))
-                .filter(|l| {
-                    l.ends_with("(ctx: &mut Ctx, args: Args) -> CmdResult {")
-                        || l.ends_with("(ctx: &mut Ctx, _args: Args) -> CmdResult {")
-                        || l.ends_with("(_ctx: &mut Ctx, _args: Args) -> CmdResult {")
-                })
+                .filter(|l| l.contains(": &mut Ctx, ") && l.ends_with(": Args) -> CmdResult {"))
                 .map(|l| l.split('(').next().unwrap())
                 .collect();
             assert!(!handlers.is_empty());

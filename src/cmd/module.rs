@@ -3,17 +3,18 @@
 //! `enable-module-command` allows them, fail as Redis does for a module it cannot load or does
 //! not have.
 
-use super::{Args, CmdResult, Command, Ctx, ADMIN, LOADING, NOSCRIPT, NO_ASYNC_LOADING, STALE};
+use super::{
+    Args, CmdResult, Command, Ctx, Guard, ADMIN, LOADING, NOSCRIPT, NO_ASYNC_LOADING, STALE,
+};
 
 const GROUP: &str = "server";
 
-/// Refused unless `enable-module-command` allows it, as in Redis 7.
-fn allowed(ctx: &mut Ctx) -> CmdResult {
-    if ctx.clients[ctx.id].allowed_by(ctx.srv.config.enable_module_command) {
-        return Ok(());
-    }
-    Err("ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into())
-}
+/// LOAD, LOADEX and UNLOAD are refused unless `enable-module-command` allows them, as in Redis 7.
+static GUARD: Guard = Guard {
+    command: "MODULE",
+    directive: "enable-module-command",
+    setting: |c| c.enable_module_command,
+};
 
 /// MODULE LIST
 ///
@@ -28,8 +29,7 @@ fn module_list(ctx: &mut Ctx, _args: Args) -> CmdResult {
 ///
 /// # Format
 /// `MODULE LOAD path [arg ...]` — Redis's error for a module that cannot be loaded.
-fn module_load(ctx: &mut Ctx, args: Args) -> CmdResult {
-    allowed(ctx)?;
+fn module_load(_ctx: &mut Ctx, args: Args) -> CmdResult {
     crate::warning!(
         "Module {} failed to load: Goblin Core does not load Redis modules",
         String::from_utf8_lossy(&args[2])
@@ -41,8 +41,7 @@ fn module_load(ctx: &mut Ctx, args: Args) -> CmdResult {
 ///
 /// # Format
 /// `MODULE UNLOAD name` — Redis's error for a module it does not have.
-fn module_unload(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    allowed(ctx)?;
+fn module_unload(_ctx: &mut Ctx, _args: Args) -> CmdResult {
     Err("ERR Error unloading module: no such module with that name".into())
 }
 
@@ -79,9 +78,11 @@ const MODULE_SUBCOMMANDS: &[Command] = &[
             "",
         ),
     Command::new("module|load", module_load, -3, LOADING_FLAGS)
+        .guarded(&GUARD)
         .group(GROUP)
         .doc("Load a module", "4.0.0", "O(1)", "path [arg [arg ...]]"),
     Command::new("module|loadex", module_load, -3, LOADING_FLAGS)
+        .guarded(&GUARD)
         .group(GROUP)
         .doc(
             "Load a module with extended parameters",
@@ -90,6 +91,7 @@ const MODULE_SUBCOMMANDS: &[Command] = &[
             "path [CONFIG configs:(name value) [CONFIG configs:(name value) ...]] [ARGS args:(arg) [args:(arg) ...]]",
         ),
     Command::new("module|unload", module_unload, 3, LOADING_FLAGS)
+        .guarded(&GUARD)
         .group(GROUP)
         .doc("Unload a module", "4.0.0", "O(1)", "name"),
     Command::new("module|help", module_help, 2, LOADING | STALE)

@@ -1,4 +1,5 @@
-//! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN, DEBUG.
+//! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN (DEBUG is in
+//! `debug.rs`).
 
 use std::fmt::Write as _;
 
@@ -65,7 +66,8 @@ fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     if !crate::persist::save_rules(&ctx.srv.config).is_empty() {
         let _ = crate::persist::save(ctx.srv);
     }
-    ctx.srv.dirty += 1;
+    // Propagated even when there was nothing to delete (Redis's `forceCommandPropagation`),
+    // without counting a change of its own.
     ctx.force_propagation();
     ctx.out.ok();
     Ok(())
@@ -149,96 +151,6 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.srv.shutdown = Some(Shutdown::Requested);
     Ok(())
 }
-
-/// DEBUG SLEEP seconds | DEBUG SET-ACTIVE-EXPIRE 0|1 | DEBUG OBJECT key | DEBUG HELP
-///
-/// # Format
-/// `DEBUG SLEEP seconds` (blocks the server, as Redis does), `DEBUG SET-ACTIVE-EXPIRE 0|1` (stops
-/// or restarts the active expiry cycle), `DEBUG OBJECT key`, `DEBUG HELP`.
-/// Refused unless `enable-debug-command` allows it, as in Redis 7.
-fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let allowed = match ctx.srv.config.enable_debug_command {
-        "yes" => true,
-        "local" => ctx.client().is_local(),
-        _ => false,
-    };
-    if !allowed {
-        return Err("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into());
-    }
-    let sub = args[1].to_ascii_lowercase();
-    match (&sub[..], args.len()) {
-        (b"help", 2) => ctx.out.help("DEBUG", DEBUG_HELP),
-        (b"sleep", 3) => {
-            let secs = crate::util::parse_f64(&args[2]).unwrap_or(0.0).max(0.0);
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
-            ctx.out.ok();
-        }
-        (b"set-active-expire", 3) => {
-            // As Redis's `atoi`: anything but a non-zero number turns it off.
-            ctx.srv.active_expire_enabled = crate::util::parse_i64(&args[2]).unwrap_or(0) != 0;
-            ctx.out.ok();
-        }
-        (b"object", 3) => {
-            let db = ctx.db();
-            let Some(slot) = db.find_live(&args[2]) else {
-                return Err("ERR no such key".into());
-            };
-            let e = db.dict.value_at(slot);
-            let line = format!(
-                "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-                e as *const _,
-                e.val.encoding(),
-                e.val.heap_size().max(1),
-                e.lru & 0xFF_FFFF,
-                crate::store::idle_seconds(e.lru)
-            );
-            ctx.out.simple(&line);
-        }
-        (b"reload", _) => {
-            // DEBUG RELOAD [NOSAVE]: save the snapshot, then load it back in place of the keyspace.
-            let mut nosave = false;
-            for a in args.tail(2).iter() {
-                if is(a, "nosave") {
-                    nosave = true;
-                } else {
-                    return Err(SYNTAX.into());
-                }
-            }
-            if !nosave && crate::persist::save(ctx.srv).is_err() {
-                return Err("ERR".into());
-            }
-            match crate::persist::load_file(ctx.srv) {
-                Ok(Some(_)) => {
-                    notice!("DB reloaded by DEBUG RELOAD");
-                    ctx.out.ok();
-                }
-                Ok(None) | Err(_) => {
-                    return Err("ERR Error trying to load the RDB dump, check server logs.".into())
-                }
-            }
-        }
-        _ => {
-            return Err(err(format!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-                text(&args[1])
-            )))
-        }
-    }
-    Ok(())
-}
-
-const DEBUG_HELP: &[&str] = &[
-    "OBJECT <key>",
-    "    Show low level info about the key and associated value.",
-    "RELOAD [NOSAVE]",
-    "    Save the RDB on disk and reload it back to memory. NOSAVE skips the save.",
-    "SET-ACTIVE-EXPIRE <0|1>",
-    "    Setting it to 0 disables expiring keys in background when they are not",
-    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-    "    default.",
-    "SLEEP <seconds>",
-    "    Stop the server for <seconds>. Decimals allowed.",
-];
 
 fn human(bytes: usize) -> String {
     let b = bytes as f64;
@@ -572,7 +484,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("role:master");
             f!("connected_slaves:0");
             f!("master_failover_state:no-failover");
-            f!("master_replid:{}", srv.run_id);
+            f!("master_replid:{}", srv.replid);
             f!("master_replid2:0000000000000000000000000000000000000000");
             f!("master_repl_offset:0");
             f!("second_repl_offset:-1");
@@ -909,8 +821,6 @@ pub const COMMANDS: &[Command] = &[
         .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
         .arg_since(&[("now", "7.0.0"), ("force", "7.0.0"), ("abort", "7.0.0")])
         .doc("Synchronously save the dataset to disk and then shut down the server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"),
-    Command::new("debug", debug, -2, ADMIN | NOSCRIPT | LOADING | STALE).syscmd().group(GROUP)
-        .doc("A container for debugging commands", "1.0.0", "Depends on subcommand.", "subcommand [argument ...]"),
     Command::new("info", info, -1, LOADING | STALE).acl(acl::DANGEROUS).group(GROUP)
         .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
         .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])

@@ -857,6 +857,19 @@ pub fn load_at_startup(st: &mut State) -> Result<(), String> {
             .map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?;
     }
     let start = Instant::now();
+    if load_files(st)? > 0 {
+        notice!(
+            "DB loaded from append only file: {:.3} seconds",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    open_on_startup(st).map_err(|e| format!("Can't open the append-only file: {e}"))
+}
+
+/// Loads the files of the manifest in memory, base first (Redis's `loadAppendOnlyFiles`); returns
+/// their total size (0: nothing was loaded).
+fn load_files(st: &mut State) -> Result<u64, String> {
+    let d = dir(&st.config);
     let m = st.persist.aof.manifest.clone();
     let files: Vec<(&AofFile, bool)> = m
         .base
@@ -884,12 +897,39 @@ pub fn load_at_startup(st: &mut State) -> Result<(), String> {
         }
         store::set_loading(false);
         res?;
-        notice!(
-            "DB loaded from append only file: {:.3} seconds",
-            start.elapsed().as_secs_f64()
-        );
     }
-    open_on_startup(st).map_err(|e| format!("Can't open the append-only file: {e}"))
+    Ok(total)
+}
+
+/// DEBUG LOADAOF (Redis's `debug loadaof`): what is buffered is written and synced, the data set
+/// and the function libraries are emptied, and the AOF that the manifest on disk describes is
+/// loaded in their place; its commands are not logged again. An error (no AOF at all, a file
+/// missing or corrupt) leaves the data set partly loaded: Redis exits then.
+pub fn debug_load(st: &mut State) -> Result<(), String> {
+    if st.persist.aof.state != AofState::Off {
+        flush_and_sync(st);
+    }
+    for db in st.dbs.iter_mut() {
+        db.clear();
+    }
+    st.scripting.flush_libraries();
+    let mpath = dir(&st.config).join(manifest_name(&st.config));
+    st.persist.aof.manifest = match std::fs::read(&mpath) {
+        Ok(text) => Manifest::parse(&text)
+            .map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?,
+        Err(_) => Manifest::default(),
+    };
+    let m = &st.persist.aof.manifest;
+    if m.base.is_none() && m.incrs.is_empty() {
+        return Err("There is no append only file to load".into());
+    }
+    // The replayed commands must not be appended to the file they come from (nor propagate
+    // anything: propagation asks the AOF's state).
+    let state = std::mem::replace(&mut st.persist.aof.state, AofState::Off);
+    let loaded = load_files(st);
+    st.persist.aof.state = state;
+    st.persist.aof.current_size = loaded?;
+    Ok(())
 }
 
 /// Redis 7's upgrade of a 6.x `appendonly.aof`: moved into the directory as the base.

@@ -280,22 +280,32 @@ fn node_allows(node_sz: usize, count: usize, fill: i64, sz: usize) -> bool {
 }
 
 fn put_list(b: &mut Vec<u8>, l: &List, opts: SaveOpts) {
-    let mut nodes: Vec<Vec<u8>> = Vec::new();
+    // (container, bytes): QUICKLIST_NODE_CONTAINER_PACKED (2) holds a listpack, PLAIN (1) one
+    // element past the packed threshold (Redis's `isLargeElement`), which no other joins.
+    let mut nodes: Vec<(u64, std::borrow::Cow<[u8]>)> = Vec::new();
     let mut cur: Option<Listpack> = None;
+    let plain_from = crate::store::list::packed_threshold();
     for item in &l.items {
+        if item.len() >= plain_from {
+            if let Some(lp) = cur.take() {
+                nodes.push((2, lp.finish().into()));
+            }
+            nodes.push((1, item[..].into()));
+            continue;
+        }
         if let Some(lp) = &cur {
             if !node_allows(lp.bytes(), lp.len(), opts.list_fill, item.len()) {
-                nodes.push(cur.take().expect("some").finish());
+                nodes.push((2, cur.take().expect("some").finish().into()));
             }
         }
         cur.get_or_insert_with(Listpack::default).push(item);
     }
     if let Some(lp) = cur {
-        nodes.push(lp.finish());
+        nodes.push((2, lp.finish().into()));
     }
     put_len(b, nodes.len() as u64);
-    for n in nodes {
-        put_len(b, 2); // QUICKLIST_NODE_CONTAINER_PACKED
+    for (container, n) in nodes {
+        put_len(b, container);
         put_str(b, &n, opts.compress);
     }
 }

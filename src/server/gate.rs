@@ -197,6 +197,12 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         let msg = format!("ERR wrong number of arguments for '{}' command", cmd.name);
         return reject(ctx, idx, args, &msg);
     }
+    if let Some(g) = cmd.guard {
+        if !ctx.clients[ctx.id].allowed_by((g.setting)(&ctx.srv.config)) {
+            let msg = format!("ERR {} command not allowed. If the {} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", g.command, g.directive);
+            return reject(ctx, idx, args, &msg);
+        }
+    }
     let client = &mut ctx.clients[ctx.id];
     client.last_cmd = cmd.name;
     if !client.authenticated && !cmd.has(NO_AUTH) {

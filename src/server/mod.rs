@@ -67,6 +67,10 @@ pub struct State {
     next_client_id: u64,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the cron reclaims expired keys nobody reads.
     pub active_expire_enabled: bool,
+    /// What the other DEBUG subcommands set (PAUSE-CRON, REPLYBUFFER).
+    pub debug: DebugSettings,
+    /// The replication ID INFO shows as `master_replid` (DEBUG CHANGE-REPL-ID draws a new one).
+    pub replid: String,
     /// `maxmemory` eviction (evict.rs).
     pub eviction: evict::Eviction,
     /// CLIENT PAUSE (pause.rs).
@@ -78,6 +82,29 @@ pub struct State {
     pub latency: crate::cmd::latency::Latency,
     /// Slab keys of the clients in MONITOR mode.
     pub monitors: Vec<usize>,
+}
+
+/// What DEBUG sets that the rest of the server reads (Redis keeps these in `server.*`).
+pub struct DebugSettings {
+    /// PAUSE-CRON: the cron skips its periodic work (active expiry, idle timeouts, save points,
+    /// stats) while set.
+    pub pause_cron: bool,
+    /// REPLYBUFFER PEAK-RESET-TIME: milliseconds between resets of a client's reply buffer peak
+    /// (-1: never), which Redis's cron resizes the buffer by.
+    pub reply_buffer_peak_reset_ms: i64,
+    /// REPLYBUFFER RESIZING: whether that resizing runs.
+    pub reply_buffer_resizing: bool,
+}
+
+impl Default for DebugSettings {
+    fn default() -> Self {
+        DebugSettings {
+            pause_cron: false,
+            // Redis's `REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME`.
+            reply_buffer_peak_reset_ms: 5000,
+            reply_buffer_resizing: true,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -144,6 +171,8 @@ impl State {
             propagation: Default::default(),
             next_client_id: 1,
             active_expire_enabled: true,
+            debug: Default::default(),
+            replid: crate::util::random_hex40(),
             eviction: evict::Eviction::default(),
             pause: pause::Pause::default(),
             startup_memory: 0,
@@ -796,6 +825,10 @@ impl<'a> Io<'a> {
             .collect();
         for k in kill {
             self.close_client(k);
+        }
+        // DEBUG PAUSE-CRON: none of the periodic work below (Redis's serverCron returns early).
+        if self.state.debug.pause_cron {
+            return;
         }
         let timeout = self.state.config.timeout;
         if timeout > 0 {

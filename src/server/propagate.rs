@@ -108,7 +108,9 @@ pub fn op(srv: &mut State, db: usize, args: &[&[u8]]) {
 
 /// `Ctx::force_propagation`: the running command propagates even if `dirty` did not move.
 pub fn force(srv: &mut State) {
-    srv.propagation.current.forced = true;
+    if wanted(srv) {
+        srv.propagation.current.forced = true;
+    }
 }
 
 /// A key evicted for `maxmemory`: DEL (UNLINK with `lazyfree-lazy-eviction`), committed at once

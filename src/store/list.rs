@@ -5,6 +5,33 @@
 //! same complexities (O(1) at both ends, O(N) in the middle).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Redis 7.0's `packed_threshold` (quicklist.c): an element of at least this many bytes gets a
+/// quicklist node of its own, stored plain rather than in a listpack. 1 GB unless DEBUG
+/// QUICKLIST-PACKED-THRESHOLD changes it; process-wide, as in Redis. The deque has no nodes: the RDB
+/// writer lays a list out in Redis's nodes by it.
+static PACKED_THRESHOLD: AtomicUsize = AtomicUsize::new(DEFAULT_PACKED_THRESHOLD);
+const DEFAULT_PACKED_THRESHOLD: usize = 1 << 30;
+
+pub fn packed_threshold() -> usize {
+    PACKED_THRESHOLD.load(Ordering::Relaxed)
+}
+
+/// Redis's `quicklistisSetPackedThreshold`: 0 restores the default; false (and no change) above
+/// 4 GB less 1 MB.
+pub fn set_packed_threshold(sz: u64) -> bool {
+    if sz > (1 << 32) - (1 << 20) {
+        return false;
+    }
+    let sz = if sz == 0 {
+        DEFAULT_PACKED_THRESHOLD
+    } else {
+        sz as usize
+    };
+    PACKED_THRESHOLD.store(sz, Ordering::Relaxed);
+    true
+}
 
 /// Which end of a list (Redis's `LIST_HEAD` / `LIST_TAIL`, the `LEFT` / `RIGHT` of LMOVE).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
