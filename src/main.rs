@@ -89,7 +89,8 @@ fn main() -> ExitCode {
         }
     }
     server::oom::apply(&config, server::oom::Class::Server);
-    let state = server::State::new(config, config_file);
+    let table = server::table::Table::build(goblin_core::cmd::families());
+    let state = server::State::new(config, config_file, table);
     let mut srv = match server::Server::new(state) {
         Ok(s) => s,
         Err(e) => {

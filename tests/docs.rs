@@ -405,7 +405,7 @@ fn with_block(text: &str, block: &str) -> String {
 
 #[test]
 fn every_command_has_a_true_page() {
-    let t = Table::build();
+    let t = Table::build(goblin_core::cmd::families());
     let dir = docs_dir();
     let write = writing();
     let mut problems = Vec::new();
@@ -556,7 +556,7 @@ fn choices_are_grouped() {
             ambiguous(&a.args, a.kind == "oneof", bad);
         }
     }
-    let t = Table::build();
+    let t = Table::build(goblin_core::cmd::families());
     let mut problems = Vec::new();
     for c in &t.rows {
         let mut depth = 0;
@@ -727,7 +727,7 @@ fn check_docs(c: &Command, v: &V, problems: &mut Vec<String>) {
 
 #[test]
 fn command_docs_serves_every_command() {
-    let t = Table::build();
+    let t = Table::build(goblin_core::cmd::families());
     let server = common::goblin(&[]);
     let mut conn = server.raw();
     let reply = conn.cmd_str("COMMAND DOCS");

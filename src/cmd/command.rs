@@ -984,7 +984,7 @@ mod tests {
                 .map(|a| a.since.is_some() as usize + count(&a.args))
                 .sum()
         }
-        let t = super::super::Table::build();
+        let t = super::super::Table::build(super::super::families());
         for c in &t.rows {
             assert_eq!(
                 count(&command_doc_args(c)),

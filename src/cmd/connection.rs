@@ -60,7 +60,7 @@ fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let needs_auth = !ctx.srv.config.requirepass.is_empty();
     let id = ctx.id;
     let c = &mut ctx.clients[id];
-    super::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
+    crate::server::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
     ctx.srv.pubsub.unsubscribe_all(&mut c.subs, id);
     super::monitor::stop(ctx.srv, c, id);
     let c = ctx.client();

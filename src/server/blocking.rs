@@ -38,8 +38,9 @@ use std::time::Duration;
 
 use slab::Slab;
 
-use crate::cmd::{Args, CmdResult, Ctx};
+use crate::resp::parser::Args;
 use crate::server::client::Client;
+use crate::server::ctx::{CmdResult, Ctx};
 use crate::server::{gate, State};
 use crate::util::clock;
 
@@ -388,7 +389,11 @@ mod tests {
 
     #[test]
     fn deny_blocking_answers_at_once() {
-        let mut srv = State::new(Config::default(), None);
+        let mut srv = State::new(
+            Config::default(),
+            None,
+            crate::server::table::Table::build(crate::cmd::families()),
+        );
         let mut clients = Slab::new();
         let mut keep = Vec::new();
         let c = client(&mut clients, &mut keep);
@@ -424,7 +429,11 @@ mod tests {
 
     #[test]
     fn blocks_then_served_fifo_by_reexecution() {
-        let mut srv = State::new(Config::default(), None);
+        let mut srv = State::new(
+            Config::default(),
+            None,
+            crate::server::table::Table::build(crate::cmd::families()),
+        );
         let mut clients = Slab::new();
         let mut keep = Vec::new();
         let (a, b, p) = (

@@ -96,7 +96,7 @@ pub struct Client {
     /// Set while a CLIENT PAUSE holds the client's command: see `server::pause`.
     pub postponed: Option<crate::server::pause::Postponed>,
     /// MULTI queue and WATCHed keys.
-    pub tx: crate::cmd::multi::Tx,
+    pub tx: crate::server::multi::Tx,
     /// Channels, patterns and shard channels subscribed to.
     pub subs: crate::server::pubsub::Subs,
     /// Over its output buffer limit: gets no more output and closes this loop turn.

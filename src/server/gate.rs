@@ -4,14 +4,18 @@
 //! it (commandstats, errorstats). EXEC runs its queued commands through `call`, so the checks are
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
-use crate::cmd::{
-    latency, monitor, multi, Args, Ctx, ALLOW_BUSY, DENYOOM, FAST, MAY_REPLICATE, NOSCRIPT,
-    NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, SUB_OK, WRITE,
-};
+use crate::cmd::{latency, monitor};
+use crate::resp::parser::Args;
 use crate::script::Flags;
 use crate::server::client::ReplyMode;
+use crate::server::ctx::Ctx;
 use crate::server::evict;
+use crate::server::multi;
 use crate::server::propagate;
+use crate::server::table::{
+    ALLOW_BUSY, DENYOOM, FAST, MAY_REPLICATE, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY,
+    SUB_OK, WRITE,
+};
 use crate::store;
 use crate::util::clock;
 

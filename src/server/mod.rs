@@ -8,9 +8,12 @@
 
 pub mod blocking;
 pub mod client;
+pub mod ctx;
 pub mod evict;
 pub mod gate;
 pub mod key_events;
+pub mod keyspec;
+pub mod multi;
 pub mod notify;
 pub mod oom;
 pub mod pause;
@@ -18,6 +21,7 @@ pub mod propagate;
 pub mod pubsub;
 mod signals;
 pub mod supervise;
+pub mod table;
 
 use std::collections::HashMap;
 use std::io;
@@ -29,7 +33,8 @@ use mio::net::{TcpListener, UnixListener};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
-use crate::cmd::{Ctx, Table};
+use crate::server::ctx::Ctx;
+use crate::server::table::Table;
 use crate::config::Config;
 use crate::resp::parser::{Limits, Parsed};
 use crate::store::{self, Db};
@@ -143,11 +148,11 @@ impl State {
         crate::alloc::peak() + self.scripting.vm_total()
     }
 
-    pub fn new(config: Config, config_file: Option<PathBuf>) -> State {
+    /// The state of a server started with `config` (read from `config_file`) and running the
+    /// commands of `table`.
+    pub fn new(config: Config, config_file: Option<PathBuf>, table: Table) -> State {
         let dbs = (0..config.databases).map(|_| Db::default()).collect();
-        let run_id: String = (0..40)
-            .map(|_| char::from_digit((crate::util::rand_u64() % 16) as u32, 16).unwrap())
-            .collect();
+        let run_id = crate::util::random_hex40();
         let scripting = crate::script::Scripting::new(&config);
         notify::configure(config.notify_keyspace_events);
         evict::configure_stamps(&config);
@@ -156,7 +161,7 @@ impl State {
             config,
             config_file,
             dbs,
-            table: Table::build(),
+            table,
             stats: Stats::default(),
             dirty: 0,
             shutdown: None,
@@ -805,7 +810,7 @@ impl<'a> Io<'a> {
         blocking::unblock(self.state, self.clients, key);
         if let Some(mut c) = self.clients.try_remove(key) {
             // Leave MULTI, unwatch, unsubscribe: nothing may point at a freed slab key.
-            crate::cmd::multi::discard_transaction(&mut self.state.key_events, key, &mut c);
+            multi::discard_transaction(&mut self.state.key_events, key, &mut c);
             self.state.pubsub.unsubscribe_all(&mut c.subs, key);
             crate::cmd::monitor::stop(self.state, &mut c, key);
             let _ = self.r.poll.registry().deregister(c.conn.source());

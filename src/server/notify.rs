@@ -8,7 +8,7 @@
 //! are published before the command's next event and when the command ends (`flush_store_events`),
 //! so they come out where Redis emits them.
 
-use crate::cmd::Ctx;
+use crate::server::ctx::Ctx;
 use crate::server::pubsub::{self, Kind};
 use crate::store::{self, StoreEvent};
 

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use slab::Slab;
 
-use crate::cmd::{Args, Ctx};
+use crate::resp::parser::Args;
 use crate::server::client::Client;
+use crate::server::ctx::Ctx;
 use crate::server::{blocking, gate, Reactor, State};
 use crate::util::clock;
 

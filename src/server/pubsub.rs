@@ -14,10 +14,10 @@
 
 use slab::Slab;
 
-use crate::cmd::Ctx;
 use crate::config::ObufLimits;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
+use crate::server::ctx::Ctx;
 use crate::store::dict::Dict;
 use crate::store::glob;
 

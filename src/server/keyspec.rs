@@ -3,7 +3,7 @@
 //! COMMAND INFO shows them, COMMAND GETKEYS follows them, and the legacy (first, last, step) triple
 //! and the `movablekeys` flag follow from them as in Redis's `populateCommandLegacyRangeSpec`.
 
-use super::Args;
+use crate::resp::parser::Args;
 
 // Key-spec flags (server.h's CMD_KEY_*). Redis writes the first four in upper case, the rest in
 // lower case; `KEY_FLAG_NAMES` has them in COMMAND INFO's order.
@@ -287,7 +287,7 @@ impl KeySpecs {
                     let mut found = 0;
                     let mut i = start;
                     while i != end && (1..argc).contains(&i) {
-                        if super::parse::is(&args[i as usize], keyword) {
+                        if args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
                             found = i + 1;
                             break;
                         }
