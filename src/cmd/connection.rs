@@ -62,7 +62,7 @@ fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let c = &mut ctx.clients[id];
     crate::server::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
     ctx.srv.pubsub.unsubscribe_all(&mut c.subs, id);
-    super::monitor::stop(ctx.srv, c, id);
+    crate::server::monitor::stop(ctx.srv, c, id);
     let c = ctx.client();
     c.db = 0;
     c.name.clear();

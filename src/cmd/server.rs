@@ -529,7 +529,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 f!("errorstat_{code}:count={n}");
             }
         }
-        "latencystats" => super::latency::info(srv, o),
+        "latencystats" => crate::server::latency::info(srv, o),
         "cluster" => {
             o.push_str("# Cluster\r\n");
             f!("cluster_enabled:0");

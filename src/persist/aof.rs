@@ -25,9 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use crate::cmd::{Args, Ctx};
 use crate::config::Config;
 use crate::resp::command as encode;
+use crate::resp::parser::Args;
+use crate::server::ctx::Ctx;
 use crate::server::State;
 use crate::store::{self, Str, Value, NO_EXPIRE};
 use crate::{notice, warning};
@@ -362,8 +363,8 @@ pub fn flush_turn(st: &mut State) {
         (false, true) => "aof-write-active-child",
         (false, false) => "aof-write-alone",
     };
-    crate::cmd::latency::sample(st, event, ms);
-    crate::cmd::latency::sample(st, "aof-write", ms);
+    crate::server::latency::sample(st, event, ms);
+    crate::server::latency::sample(st, "aof-write", ms);
     let a = &mut st.persist.aof;
     match written {
         Ok(()) => {
@@ -393,7 +394,7 @@ pub fn flush_turn(st: &mut State) {
             let started = Instant::now();
             let synced = file.sync_data();
             let ms = started.elapsed().as_millis() as u64;
-            crate::cmd::latency::sample(st, "aof-fsync-always", ms);
+            crate::server::latency::sample(st, "aof-fsync-always", ms);
             let a = &mut st.persist.aof;
             if let Err(e) = synced {
                 warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. Exiting...");

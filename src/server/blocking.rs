@@ -302,7 +302,7 @@ pub fn unblock_by_request(
         reply_timeout(&mut c.out, b.wait.on_timeout);
     }
     count_call(srv, c);
-    crate::cmd::slowlog::record_unblocked(srv, c);
+    crate::server::slowlog::record_unblocked(srv, c);
     unblock(srv, clients, id);
     true
 }

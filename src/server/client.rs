@@ -101,7 +101,7 @@ pub struct Client {
     pub subs: crate::server::pubsub::Subs,
     /// Over its output buffer limit: gets no more output and closes this loop turn.
     pub close_asap: bool,
-    /// In MONITOR mode: gets every command the server runs (`cmd::monitor`).
+    /// In MONITOR mode: gets every command the server runs (`server::monitor`).
     pub monitor: bool,
     /// Since when the output has been over the soft limit.
     pub obuf_soft_since: Option<Instant>,

@@ -11,7 +11,7 @@
 //! counter, nearest expiry), and the best that still exists is evicted. The access stamps these
 //! read are kept by the store (`store::touched`).
 
-use crate::cmd::latency;
+use crate::server::latency;
 use crate::server::ctx::Ctx;
 use crate::server::notify::EVICTED;
 use crate::server::State;

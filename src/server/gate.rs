@@ -4,12 +4,13 @@
 //! it (commandstats, errorstats). EXEC runs its queued commands through `call`, so the checks are
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
-use crate::cmd::{latency, monitor};
 use crate::resp::parser::Args;
 use crate::script::Flags;
 use crate::server::client::ReplyMode;
 use crate::server::ctx::Ctx;
 use crate::server::evict;
+use crate::server::latency;
+use crate::server::monitor;
 use crate::server::multi;
 use crate::server::propagate;
 use crate::server::table::{
@@ -326,7 +327,7 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     let failed = errors > ctx.srv.stats.err_mark;
     ctx.srv.stats.err_mark = errors;
     if !blocked {
-        crate::cmd::slowlog::record(ctx, cmd, args, elapsed / 1000);
+        crate::server::slowlog::record(ctx, cmd, args, elapsed / 1000);
         latency::track(ctx.srv, idx, elapsed);
     }
     let event = if cmd.has(FAST) {

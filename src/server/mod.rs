@@ -13,6 +13,8 @@ pub mod evict;
 pub mod gate;
 pub mod key_events;
 pub mod keyspec;
+pub mod latency;
+pub mod monitor;
 pub mod multi;
 pub mod notify;
 pub mod oom;
@@ -20,6 +22,7 @@ pub mod pause;
 pub mod propagate;
 pub mod pubsub;
 mod signals;
+pub mod slowlog;
 pub mod supervise;
 pub mod table;
 
@@ -82,9 +85,9 @@ pub struct State {
     pub pause: pause::Pause,
     /// `used_memory` once the server was up, before loading data (INFO's `used_memory_startup`).
     pub startup_memory: usize,
-    pub slowlog: crate::cmd::slowlog::Slowlog,
+    pub slowlog: slowlog::Slowlog,
     /// The latency monitor and the commands' latency histograms.
-    pub latency: crate::cmd::latency::Latency,
+    pub latency: latency::Latency,
     /// Slab keys of the clients in MONITOR mode.
     pub monitors: Vec<usize>,
 }
@@ -812,7 +815,7 @@ impl<'a> Io<'a> {
             // Leave MULTI, unwatch, unsubscribe: nothing may point at a freed slab key.
             multi::discard_transaction(&mut self.state.key_events, key, &mut c);
             self.state.pubsub.unsubscribe_all(&mut c.subs, key);
-            crate::cmd::monitor::stop(self.state, &mut c, key);
+            monitor::stop(self.state, &mut c, key);
             let _ = self.r.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
@@ -919,7 +922,7 @@ impl<'a> Io<'a> {
         }
         let elapsed_ms = (clock::monotonic_us() - start) / 1000;
         self.state.stats.expire_cycle_cpu_ms += elapsed_ms;
-        crate::cmd::latency::sample(self.state, "expire-cycle", elapsed_ms);
+        latency::sample(self.state, "expire-cycle", elapsed_ms);
         if gone.is_empty() && !store::events_recorded() {
             return;
         }
