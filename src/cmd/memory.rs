@@ -2,11 +2,13 @@
 //! HELP; and `Overhead`, the breakdown of used memory that MEMORY STATS, MEMORY DOCTOR and INFO
 //! memory report (Redis's `getMemoryOverheadData`).
 //!
-//! The figures are Goblin Core's own accounting: the Rust allocator's live bytes plus the
-//! scripting VMs' (`State::used_memory`), the resident set from /proc. Redis's come from jemalloc,
-//! so the numbers differ between the two servers while their meaning and the replies' shapes do
-//! not. As Redis built without jemalloc does, the allocator's own figures are derived: allocated is
-//! the used memory, active and resident the resident set.
+//! The figures are Goblin Core's own accounting: the bytes allocated for everything but the
+//! scripting VMs (`State::used_memory`, which the VMs are kept out of as Redis keeps its Lua VM out
+//! of zmalloc's count), the VMs on their own, the resident set from /proc. Redis's come from
+//! jemalloc, so the numbers differ between the two servers while their meaning and the replies'
+//! shapes do not. As Redis built without jemalloc does, the allocator's own figures are derived:
+//! allocated is the used memory, active and resident the resident set less the VMs (Redis takes
+//! its Lua VM out), so the VMs show as the process's RSS overhead.
 
 use super::parse::{int, is};
 use super::{Args, CmdResult, Command, Ctx, READONLY};
@@ -28,6 +30,8 @@ pub struct Overhead {
     pub clients_normal: usize,
     pub clients: usize,
     pub aof_buffer: usize,
+    /// The scripting VMs, every engine's, functions' included: not in `total`, in `rss`.
+    pub vms: usize,
     /// The scripting engines' caches of EVAL scripts (their bodies).
     pub script_caches: usize,
     /// The function libraries' code.
@@ -50,6 +54,7 @@ impl Overhead {
             clients_normal: clients.iter().map(|(_, c)| c.memory()).sum(),
             clients: clients.len(),
             aof_buffer: crate::persist::aof::buffer_bytes(srv),
+            vms: srv.scripting.vm_total(),
             script_caches: srv.scripting.cached_body_bytes(),
             function_caches: srv.scripting.functions.code_bytes(),
             dbs: Vec::new(),
@@ -95,13 +100,32 @@ impl Overhead {
         self.net().checked_div(self.keys).unwrap_or(0)
     }
 
-    /// RSS over used memory, and the bytes between them.
+    /// RSS over used memory, and the bytes between them (`mem_fragmentation_ratio`: the VMs
+    /// are in it, as Redis's Lua VM is in its).
     pub fn fragmentation(&self) -> (f32, i64) {
-        (
-            self.rss as f32 / self.total.max(1) as f32,
-            self.rss as i64 - self.total as i64,
-        )
+        ratio(self.rss, self.total)
     }
+
+    /// The allocator's resident (and active) bytes, as Redis without jemalloc derives them: the
+    /// resident set less the scripting VMs.
+    pub fn allocator_resident(&self) -> usize {
+        self.rss.saturating_sub(self.vms).max(1)
+    }
+
+    /// The allocator's resident bytes over used memory (`allocator_frag_ratio`).
+    pub fn allocator_fragmentation(&self) -> (f32, i64) {
+        ratio(self.allocator_resident(), self.total)
+    }
+
+    /// The resident set over the allocator's resident bytes (`rss_overhead_ratio`): the VMs.
+    pub fn rss_overhead(&self) -> (f32, i64) {
+        ratio(self.rss, self.allocator_resident())
+    }
+}
+
+/// `a / b` and `a - b`.
+fn ratio(a: usize, b: usize) -> (f32, i64) {
+    (a as f32 / b.max(1) as f32, a as i64 - b as i64)
 }
 
 /// MEMORY USAGE key [SAMPLES count]
@@ -176,15 +200,18 @@ fn memory_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
     }
     ratio(out, "dataset.percentage", o.dataset_perc());
     ratio(out, "peak.percentage", o.peak_perc());
+    let resident = o.allocator_resident() as i64;
+    let (alloc_frag, alloc_frag_bytes) = o.allocator_fragmentation();
+    let (rss_extra, rss_extra_bytes) = o.rss_overhead();
     int(out, "allocator.allocated", o.total as i64);
-    int(out, "allocator.active", o.rss as i64);
-    int(out, "allocator.resident", o.rss as i64);
-    ratio(out, "allocator-fragmentation.ratio", frag);
-    int(out, "allocator-fragmentation.bytes", frag_bytes);
+    int(out, "allocator.active", resident);
+    int(out, "allocator.resident", resident);
+    ratio(out, "allocator-fragmentation.ratio", alloc_frag);
+    int(out, "allocator-fragmentation.bytes", alloc_frag_bytes);
     ratio(out, "allocator-rss.ratio", 1.0);
     int(out, "allocator-rss.bytes", 0);
-    ratio(out, "rss-overhead.ratio", 1.0);
-    int(out, "rss-overhead.bytes", 0);
+    ratio(out, "rss-overhead.ratio", rss_extra);
+    int(out, "rss-overhead.bytes", rss_extra_bytes);
     ratio(out, "fragmentation", frag);
     int(out, "fragmentation.bytes", frag_bytes);
     Ok(())
@@ -208,15 +235,22 @@ fn doctor(o: &Overhead, cached_scripts: usize) -> String {
         return "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n".into();
     }
     let (frag, frag_bytes) = o.fragmentation();
-    let big_frag = frag > 1.4 && frag_bytes > 10 * MB as i64;
+    let (alloc_frag, alloc_frag_bytes) = o.allocator_fragmentation();
+    let (rss_extra, rss_extra_bytes) = o.rss_overhead();
     let mut issues: Vec<&str> = Vec::new();
     if o.peak as f32 / o.total as f32 > 1.5 {
         issues.push(" * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n");
     }
-    if big_frag {
+    if frag > 1.4 && frag_bytes > 10 * MB as i64 {
         issues.push(" * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"libc\".\n\n");
-        // Without jemalloc the allocator's figures are the process's: the same finding.
+    }
+    if alloc_frag > 1.1 && alloc_frag_bytes > 10 * MB as i64 {
         issues.push(" * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n");
+    }
+    // The allocator's RSS overhead is always 1 without jemalloc; the rest of the process's is the
+    // scripting VMs, as Redis's is its Lua VM.
+    if rss_extra > 1.1 && rss_extra_bytes > 10 * MB as i64 {
+        issues.push(" * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the allocator holds). This problem may be due to Lua scripts or Modules.\n\n");
     }
     if o.clients > 0 && o.clients_normal / o.clients > 200 * 1024 {
         issues.push(" * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n");
@@ -352,6 +386,10 @@ mod tests {
     use super::*;
 
     fn overhead(total: usize, peak: usize, rss: usize) -> Overhead {
+        with_vms(total, peak, rss, 0)
+    }
+
+    fn with_vms(total: usize, peak: usize, rss: usize, vms: usize) -> Overhead {
         Overhead {
             total,
             peak,
@@ -360,6 +398,7 @@ mod tests {
             clients_normal: 0,
             clients: 1,
             aof_buffer: 0,
+            vms,
             script_caches: 0,
             function_caches: 0,
             dbs: Vec::new(),
@@ -382,6 +421,14 @@ mod tests {
         assert!(peak.ends_with("I'm here to keep you safe, Sam. I want to help you.\n"));
         let frag = doctor(&overhead(10 * MB, 10 * MB, 30 * MB), 0);
         assert!(frag.contains(" * High total RSS:") && frag.contains("fragmentation"));
+        // Big scripting VMs are the process's RSS overhead, not the allocator's fragmentation.
+        let vms = doctor(&with_vms(10 * MB, 10 * MB, 40 * MB, 28 * MB), 0);
+        assert!(
+            vms.contains(" * High total RSS:")
+                && vms.contains(" * High process RSS overhead:")
+                && !vms.contains(" * High allocator fragmentation:"),
+            "{vms}"
+        );
         assert!(doctor(&overhead(10 * MB, 10 * MB, 10 * MB), 1001).contains(" * Many scripts:"));
     }
 }

@@ -330,8 +330,8 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             );
         }
         "memory" => {
-            let vm_total = srv.scripting.vm_total();
             let mem = super::memory::Overhead::of(srv, ctx.clients);
+            let vm_total = mem.vms;
             let (used, peak, rss) = (mem.total, mem.peak, mem.rss);
             let (frag, frag_bytes) = mem.fragmentation();
             // SAFETY: sysconf has no preconditions.
@@ -350,10 +350,14 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("used_memory_startup:{}", mem.startup);
             f!("used_memory_dataset:{}", mem.dataset());
             f!("used_memory_dataset_perc:{:.2}%", mem.dataset_perc());
-            // Without jemalloc, Redis's allocator figures: allocated is used, the rest the RSS.
+            // Without jemalloc, Redis's allocator figures: allocated is used, active and resident
+            // the RSS less the scripting VMs (which are not in used_memory, as Redis's Lua VM).
+            let resident = mem.allocator_resident();
+            let (alloc_frag, alloc_frag_bytes) = mem.allocator_fragmentation();
+            let (rss_extra, rss_extra_bytes) = mem.rss_overhead();
             f!("allocator_allocated:{used}");
-            f!("allocator_active:{rss}");
-            f!("allocator_resident:{rss}");
+            f!("allocator_active:{resident}");
+            f!("allocator_resident:{resident}");
             f!("total_system_memory:{total}");
             f!("total_system_memory_human:{}", human(total));
             let lua_vm = srv
@@ -391,12 +395,12 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("maxmemory:{}", cfg.maxmemory);
             f!("maxmemory_human:{}", human(cfg.maxmemory as usize));
             f!("maxmemory_policy:{}", cfg.maxmemory_policy);
-            f!("allocator_frag_ratio:{frag:.2}");
-            f!("allocator_frag_bytes:{frag_bytes}");
+            f!("allocator_frag_ratio:{alloc_frag:.2}");
+            f!("allocator_frag_bytes:{alloc_frag_bytes}");
             f!("allocator_rss_ratio:1.00");
             f!("allocator_rss_bytes:0");
-            f!("rss_overhead_ratio:1.00");
-            f!("rss_overhead_bytes:0");
+            f!("rss_overhead_ratio:{rss_extra:.2}");
+            f!("rss_overhead_bytes:{rss_extra_bytes}");
             f!("mem_fragmentation_ratio:{frag:.2}");
             f!("mem_fragmentation_bytes:{frag_bytes}");
             f!("mem_not_counted_for_evict:{}", mem.aof_buffer);

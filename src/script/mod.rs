@@ -249,8 +249,22 @@ impl Running {
 /// The scripting state of the server: one slot per engine, indexed by `EngineId` (an engine is
 /// taken out of its slot while it runs, so the engine and the keyspace can be borrowed at once),
 /// and what is running.
+///
+/// # Memory
+/// Each VM collects its own garbage as it allocates, paced by its own live size, so a script that
+/// grew its VM by hundreds of megabytes can leave them held after it returns: nothing allocates
+/// there until the next script of that engine, maybe never. So when an engine is put back after a
+/// call (`put`), its VMs' size (the engine's own byte counters: a few dozen instructions) is
+/// compared with its mark, `collect_at`, and past it the engine collects in full (`Engine::collect`), the freed pages go back to
+/// the system (`alloc::trim_if_freed`), and the next mark is half the live size above it, at least
+/// `COLLECT_GROWTH`: a collection costs about the live size, so its cost per byte a script
+/// allocates stays bounded, and memory returns at the end of the call that made the garbage, as
+/// Redis steps its Lua GC after each call.
+///
+/// VM memory is not `used_memory` (see `State::used_memory`): Luau's VM, which `mlua` allocates
+/// through Rust's allocator, is reported to `alloc` (`alloc::set_vm`) so it is kept out of it.
 pub struct Scripting {
-    engines: [Option<Box<dyn Engine>>; 6],
+    engines: Engines,
     pub running: Running,
     /// `Run` buffers, kept between runs.
     scratch: Scratch,
@@ -261,19 +275,26 @@ pub struct Scripting {
 impl Scripting {
     /// Starts every engine this build has.
     pub fn new(config: &crate::config::Config) -> Scripting {
-        let mut engines: [Option<Box<dyn Engine>>; 6] = Default::default();
+        let mut engines = Engines::default();
         engines[EngineId::Lua.index()] = Some(Box::new(lua::Lua::new(config)));
         engines[EngineId::Luau.index()] = Some(Box::new(luau::Luau::new(config)));
         engines[EngineId::QuickJs.index()] = Some(Box::new(quickjs::QuickJs::new(config)));
         engines[EngineId::Wren.index()] = Some(Box::new(wren::Wren::new(config)));
         engines[EngineId::MicroPython.index()] = Some(Box::new(upython::MicroPython::new(config)));
         engines[EngineId::Tcl.index()] = Some(Box::new(tcl::Tcl::new(config)));
-        Scripting {
+        let mut scripting = Scripting {
             engines,
             running: Running::default(),
             scratch: Scratch::default(),
             functions: function::Libraries::default(),
+        };
+        // The first `put` sets each engine's mark and tells `alloc` what Luau's VM holds.
+        for id in EngineId::ALL {
+            let engine = scripting.take(id);
+            scripting.put(engine);
         }
+        crate::alloc::restart_peak();
+        scripting
     }
 
     pub fn engine(&self, id: EngineId) -> Option<&dyn Engine> {
@@ -282,26 +303,53 @@ impl Scripting {
 
     /// Takes an engine out of its slot for a call (`put` gives it back).
     pub fn take(&mut self, id: EngineId) -> Box<dyn Engine> {
-        self.engines[id.index()]
+        let engine = self.engines[id.index()]
             .take()
-            .unwrap_or_else(|| panic!("the {} engine is not running", id.name()))
+            .unwrap_or_else(|| panic!("the {} engine is not running", id.name()));
+        if self.engines.in_rust[id.index()] > 0 {
+            // Until `put`, the Rust heap grows with this VM: not data (see `alloc`).
+            crate::alloc::set_vm(self.engines.in_rust.iter().sum(), true);
+        }
+        engine
     }
 
-    pub fn put(&mut self, engine: Box<dyn Engine>) {
+    /// Puts an engine back after a call (or a load, a flush), collecting its VMs in full if they
+    /// grew past their mark (see the type's docs).
+    pub fn put(&mut self, mut engine: Box<dyn Engine>) {
         let slot = engine.id().index();
-        self.engines[slot] = Some(engine);
+        let e = &mut self.engines;
+        let mut held = engine.memory() + engine.functions_memory();
+        if held > e.collect_at[slot] {
+            engine.collect();
+            let after = engine.memory() + engine.functions_memory();
+            crate::alloc::note_freed(held.saturating_sub(after));
+            held = after;
+            e.collect_at[slot] = held + (held / 2).max(COLLECT_GROWTH);
+        } else {
+            // A VM that shrank (a flush, a dropped library) gets a lower mark.
+            e.collect_at[slot] = e.collect_at[slot].min(held + (held / 2).max(COLLECT_GROWTH));
+        }
+        // What this collection or the run freed (an engine collects by itself near its limit,
+        // and rebuilds a VM a stopped run left unusable) goes back to the system.
+        crate::alloc::trim_if_freed(TRIM_AFTER);
+        let in_rust = if engine.allocates_in_rust() { held } else { 0 };
+        if in_rust > 0 || e.in_rust[slot] > 0 {
+            e.in_rust[slot] = in_rust;
+            crate::alloc::set_vm(e.in_rust.iter().sum(), false);
+        }
+        e[slot] = Some(engine);
     }
 
     /// Gives every engine its memory limit from `config` (after CONFIG SET).
     pub fn apply_memory_limits(&mut self, config: &crate::config::Config) {
-        for engine in self.engines.iter_mut().flatten() {
+        for engine in self.engines.slots.iter_mut().flatten() {
             let bytes = engine.id().memory_limit(config);
             engine.set_memory_limit(bytes);
         }
     }
 
     fn each(&self) -> impl Iterator<Item = &dyn Engine> {
-        self.engines.iter().filter_map(|e| e.as_deref())
+        self.engines.slots.iter().filter_map(|e| e.as_deref())
     }
 
     /// Scripts cached, summed over the engines (INFO `number_of_cached_scripts`).
@@ -324,10 +372,24 @@ impl Scripting {
         self.each().map(|e| e.functions_memory()).sum()
     }
 
-    /// Bytes the VMs hold, all engines, functions' VMs included: they allocate outside the Rust
-    /// allocator.
+    /// Bytes the VMs hold, all engines, functions' VMs included (INFO `used_memory_vm_total`).
     pub fn vm_total(&self) -> usize {
         self.each().map(|e| e.memory() + e.functions_memory()).sum()
+    }
+
+    /// Bytes of VMs that allocate through Rust's allocator (`Engine::allocates_in_rust`), which
+    /// `alloc::used` counts and `used_memory` must not: as they are now, or as of its last `put`
+    /// for an engine taken out to run.
+    pub fn vm_in_rust(&self) -> usize {
+        // Only such engines have bytes in `in_rust` (a live VM is never empty).
+        let e = &self.engines;
+        (0..e.slots.len())
+            .filter(|&i| e.in_rust[i] > 0)
+            .map(|i| match &e.slots[i] {
+                Some(engine) => engine.memory() + engine.functions_memory(),
+                None => e.in_rust[i],
+            })
+            .sum()
     }
 
     /// Memory used by the VMs, by engine name (INFO memory).
@@ -356,6 +418,37 @@ impl Scripting {
         (!flags.has(Flags::EVAL_COMPAT)).then_some(flags)
     }
 }
+
+/// The engine slots, indexed by `EngineId` (`engines[id.index()]`), and what `Scripting::put`
+/// keeps for each.
+#[derive(Default)]
+struct Engines {
+    slots: [Option<Box<dyn Engine>>; 6],
+    /// The size of the engine's VMs past which `put` collects them in full.
+    collect_at: [usize; 6],
+    /// The bytes the engine's VMs hold in the Rust heap (see `Engine::allocates_in_rust`), as of
+    /// its last `put`.
+    in_rust: [usize; 6],
+}
+
+impl std::ops::Index<usize> for Engines {
+    type Output = Option<Box<dyn Engine>>;
+    fn index(&self, i: usize) -> &Self::Output {
+        &self.slots[i]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Engines {
+    fn index_mut(&mut self, i: usize) -> &mut Self::Output {
+        &mut self.slots[i]
+    }
+}
+
+/// How much a VM may grow past its live size before `Scripting::put` collects it in full.
+const COLLECT_GROWTH: usize = 8 << 20;
+/// VMs that freed this much (see `alloc::note_freed`) give the allocator's free pages back to the
+/// system.
+const TRIM_AFTER: usize = 16 << 20;
 
 /// The checks a script that declared its flags (not in EVAL compatibility mode) or a function
 /// passes before it runs (Redis's `scriptPrepareForRun`): one that may write is refused where
@@ -422,6 +515,15 @@ pub trait Engine {
     /// whose `memory` counts them).
     fn functions_memory(&self) -> usize {
         0
+    }
+    /// Collects the garbage of every VM the engine has, in full, and drops scratch buffers a big
+    /// run left large: `Scripting::put` calls it after a call that grew the VMs past their mark,
+    /// so that memory is given back when the call that made it ends.
+    fn collect(&mut self);
+    /// Whether the VMs allocate through Rust's global allocator (so `alloc::used` counts them):
+    /// their bytes are then taken out of `used_memory`, which counts no VM.
+    fn allocates_in_rust(&self) -> bool {
+        false
     }
 }
 
@@ -552,9 +654,13 @@ impl<'r, 'c> Run<'r, 'c> {
 
 impl Drop for Run<'_, '_> {
     fn drop(&mut self) {
-        // The buffers go back for the next run (shrunk if one call made them huge).
+        // The buffers go back for the next run (shrunk if one call made them huge: a big reply,
+        // or big arguments).
         let mut scratch = std::mem::take(&mut self.scratch);
-        if scratch.reply.buf.capacity() > 1 << 20 {
+        if scratch.reply.buf.capacity() > 1 << 20
+            || scratch.arg_buf.capacity() > 1 << 20
+            || scratch.spans.capacity() > 1 << 16
+        {
             scratch = Scratch::default();
         }
         self.ctx.srv.scripting.scratch = scratch;

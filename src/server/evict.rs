@@ -1,5 +1,6 @@
 //! `maxmemory` and eviction (Redis's evict.c). Before each command the gate calls `perform`: while
-//! the memory in use (`alloc::used`, less the AOF buffer) is over `maxmemory`, keys are evicted by
+//! the memory in use (`State::used_memory`, which leaves the scripting VMs out as Redis leaves its
+//! Lua VM out, less the AOF buffer) is over `maxmemory`, keys are evicted by
 //! `maxmemory-policy` until it is not, within a time budget (`maxmemory-eviction-tenacity`); the
 //! event loop goes on evicting between turns when the budget runs out. When nothing more may be
 //! evicted (`noeviction`, or no candidate left) the result is `Outcome::Fail`, and the gate refuses
@@ -11,8 +12,8 @@
 //! counter, nearest expiry), and the best that still exists is evicted. The access stamps these
 //! read are kept by the store (`store::touched`).
 
-use crate::server::latency;
 use crate::server::ctx::Ctx;
+use crate::server::latency;
 use crate::server::notify::EVICTED;
 use crate::server::State;
 use crate::store::{self, NO_EXPIRE};

@@ -36,10 +36,10 @@ use mio::net::{TcpListener, UnixListener};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
-use crate::server::ctx::Ctx;
-use crate::server::table::Table;
 use crate::config::Config;
 use crate::resp::parser::{Limits, Parsed};
+use crate::server::ctx::Ctx;
+use crate::server::table::Table;
 use crate::store::{self, Db};
 use crate::util::clock;
 use crate::{notice, verbose, warning};
@@ -140,15 +140,22 @@ pub struct Stats {
 }
 
 impl State {
-    /// INFO's `used_memory`, what `maxmemory` limits: the Rust allocator's live bytes and the
-    /// scripting VMs', which allocate outside it.
+    /// INFO's `used_memory`, what `maxmemory` limits (less the AOF buffer, `evict.rs`), what
+    /// MEMORY STATS calls `total.allocated`: the bytes the server allocated for everything but the
+    /// scripting VMs — the keys, clients and their buffers, the script caches' bodies. As in Redis,
+    /// whose Lua VM allocates outside zmalloc's counter: a script's garbage never costs a user's
+    /// keys, and the VMs are reported on their own (`used_memory_vm_*`, bounded each by its
+    /// `<engine>-memory-limit`). Most VMs allocate with malloc, outside the Rust allocator's count;
+    /// Luau's allocates through it, so its bytes are taken out (while a Luau script runs, those
+    /// of its VM when it started).
     pub fn used_memory(&self) -> usize {
-        crate::alloc::used() + self.scripting.vm_total()
+        crate::alloc::used().saturating_sub(self.scripting.vm_in_rust())
     }
 
-    /// The highest `used_memory` so far (the VMs' part taken as it is now: it barely moves).
+    /// The highest `used_memory` so far (INFO `used_memory_peak`), kept by the allocator, which
+    /// leaves the Luau VM out (see `alloc::set_vm`).
     pub fn peak_memory(&self) -> usize {
-        crate::alloc::peak() + self.scripting.vm_total()
+        crate::alloc::data_peak().max(self.used_memory())
     }
 
     /// The state of a server started with `config` (read from `config_file`) and running the

@@ -97,6 +97,11 @@ impl Functions {
         self.vm.mem.used
     }
 
+    /// Collects the functions' VM in full (`Engine::collect`).
+    pub(super) fn collect(&mut self) {
+        self.vm.collect_fully();
+    }
+
     /// Points the globals' `__index` at the table `api` refers to.
     unsafe fn switch_globals(&self, api: c_int) {
         let l = self.vm.l;

@@ -53,11 +53,16 @@ pub struct Out {
 }
 
 impl Out {
+    /// Empties the nodes, keeping the buffers for the next result unless a big one left them
+    /// large.
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.bytes.clear();
-        if self.bytes.capacity() > 1 << 20 {
+        if self.bytes.capacity() > super::vm::SCRATCH_MAX {
             self.bytes = Vec::new();
+        }
+        if self.nodes.capacity() * std::mem::size_of::<Node>() > super::vm::SCRATCH_MAX {
+            self.nodes = Vec::new();
         }
     }
 

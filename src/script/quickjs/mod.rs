@@ -124,6 +124,14 @@ impl QuickJs {
         arr
     }
 
+    /// The error of a run that passed the memory limit.
+    fn out_of_memory(&self, sha: &str) -> String {
+        format!(
+            "ERR Out of memory running script (quickjs-memory-limit is {} bytes) script: {sha}",
+            self.vm.memory_limit()
+        )
+    }
+
     /// Turns the pending exception into the error reply node, as Redis words a script's error:
     /// `<CODE> <message> script: <sha>, on user_script:<line>.` (the code is `ERR` unless the
     /// message starts with one), or the kill and out-of-memory errors.
@@ -141,13 +149,7 @@ impl QuickJs {
         if refused {
             q::JS_FreeValue(ctx, e);
             self.out.clear();
-            self.out.error(
-                format!(
-                    "ERR Out of memory running script (quickjs-memory-limit is {} bytes) script: {sha}",
-                    self.vm.memory_limit()
-                )
-                .as_bytes(),
-            );
+            self.out.error(self.out_of_memory(sha).as_bytes());
             return;
         }
         self.out.clear();
@@ -223,6 +225,7 @@ impl QuickJs {
         self.vm
             .set_memory_limit(run.ctx.srv.config.quickjs_memory_limit as usize);
         self.vm.update_stack_top();
+        self.vm.take_refused();
         // The digest (or the function's name) as text, for error replies (a copy: `run` is lent
         // to the script).
         let sha_bytes = run.sha;
@@ -260,7 +263,8 @@ impl QuickJs {
                     self.exception_nodes(sha_text);
                     self.vm.run_jobs();
                 } else {
-                    // Promise jobs the script queued run before its reply, within its budget.
+                    // Promise jobs the script queued run before its reply, within its budget
+                    // and its memory limit.
                     self.vm.run_jobs();
                     let resp = (*(run_ptr as *mut Run)).resp;
                     if self.vm.killed() {
@@ -275,14 +279,25 @@ impl QuickJs {
             }
             self.vm.set_run(std::ptr::null_mut());
         }
-        let rebuild = self.vm.killed() && self.vm.jobs_pending();
+        if self.vm.take_refused() && !self.vm.killed() {
+            // An allocation past the limit fails the run wherever it was refused: in a job, or
+            // in script code that caught the error.
+            self.out.clear();
+            self.out.error(self.out_of_memory(sha_text).as_bytes());
+        }
+        // Jobs a stopped run left queued must never run in another script.
+        let rebuild = self.vm.jobs_pending();
         self.out.write(&mut Sink::new(run.ctx.out));
         self.out.clear();
+        self.vm.trim_scratch();
         let (used, limit) = (self.vm.memory_used(), self.vm.memory_limit());
         if limit > 0 && used > limit / 2 {
             // A script that came close to the limit gives its garbage back now.
             self.vm.gc();
         }
+        // What the run (and that collection) gave back to malloc, which may return it to the
+        // system (`Scripting::put`).
+        crate::alloc::note_freed(self.vm.take_freed());
         rebuild
     }
 }
@@ -403,6 +418,22 @@ impl Engine for QuickJs {
 
     fn functions_memory(&self) -> usize {
         self.functions.as_ref().map_or(0, |f| f.vm.memory_used())
+    }
+
+    fn collect(&mut self) {
+        // `Scripting::put` counts what this frees: the VMs' own count starts again.
+        self.vm.gc();
+        self.vm.take_freed();
+        if let Some(f) = self.functions.as_mut() {
+            f.vm.gc();
+            f.vm.take_freed();
+        }
+        if self.text.capacity() > vm::SCRATCH_MAX {
+            self.text = Vec::new();
+        }
+        if self.items.capacity() * std::mem::size_of::<q::JSValue>() > vm::SCRATCH_MAX {
+            self.items = Vec::new();
+        }
     }
 }
 

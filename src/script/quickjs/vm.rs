@@ -20,9 +20,18 @@ use crate::script::{Run, Stop};
 /// Bytes of C stack script code may use (deep recursion becomes a catchable RangeError).
 const MAX_STACK: usize = 1 << 20;
 
+/// Promise jobs run between two budget checks of `run_jobs`.
+const JOBS_PER_CHECK: u32 = 1024;
+
+/// Bytes a scratch buffer may keep between calls.
+pub const SCRATCH_MAX: usize = 1 << 20;
+
 /// The allocator's accounting and limit (`quickjs-memory-limit`); 0 is no limit.
 pub struct Mem {
     pub used: usize,
+    /// The most `used` has been since `Vm::take_freed` last asked: QuickJS frees most objects by
+    /// reference count, as a script goes, so what a run gave back to malloc is this less `used`.
+    pub high: usize,
     pub limit: usize,
     /// Set when an allocation was refused, so the error reply can say why.
     pub refused: bool,
@@ -103,6 +112,7 @@ unsafe extern "C" fn js_malloc(opaque: *mut c_void, size: q::size_t) -> *mut c_v
     let p = libc::malloc(size);
     if !p.is_null() {
         mem.used += libc::malloc_usable_size(p);
+        mem.high = mem.high.max(mem.used);
     }
     p
 }
@@ -122,6 +132,7 @@ unsafe extern "C" fn js_calloc(
     let p = libc::calloc(count, size);
     if !p.is_null() {
         mem.used += libc::malloc_usable_size(p);
+        mem.high = mem.high.max(mem.used);
     }
     p
 }
@@ -154,6 +165,7 @@ unsafe extern "C" fn js_realloc(
     let n = libc::realloc(p, size);
     if !n.is_null() {
         mem.used = mem.used - old + libc::malloc_usable_size(n);
+        mem.high = mem.high.max(mem.used);
     } else if size == 0 {
         mem.used -= old;
     }
@@ -210,6 +222,7 @@ impl Vm {
     pub fn new(limit: usize) -> Vm {
         let mem = Box::into_raw(Box::new(Mem {
             used: 0,
+            high: 0,
             limit: 0,
             refused: false,
         }));
@@ -334,6 +347,16 @@ impl Vm {
         unsafe { (*self.mem).limit = limit };
     }
 
+    /// The bytes given back to malloc since the last time: the most the VM held since then, less
+    /// what it holds now.
+    pub fn take_freed(&mut self) -> usize {
+        // SAFETY: as above.
+        let mem = unsafe { &mut *self.mem };
+        let freed = mem.high - mem.used;
+        mem.high = mem.used;
+        freed
+    }
+
     /// Whether an allocation was refused since the last call; clears the flag.
     pub fn take_refused(&mut self) -> bool {
         // SAFETY: as above.
@@ -400,13 +423,23 @@ impl Vm {
         unsafe { q::JS_FreeValue(self.ctx, v) };
     }
 
-    /// Runs queued promise jobs until none is left or the script is killed; a job's error is
-    /// dropped (an unhandled rejection). False when jobs are left (after a kill).
+    /// Runs queued promise jobs until none is left, the script is killed, or an allocation was
+    /// refused (past the memory limit the run fails: a chain of jobs that keeps growing must not
+    /// end as if it had succeeded); a job's error is dropped (an unhandled rejection). The budget
+    /// is asked every `JOBS_PER_CHECK` jobs too, as script code asks it, so jobs that run little
+    /// script code each still get BUSY replies sent and a kill heard. False when jobs are left.
     pub fn run_jobs(&mut self) -> bool {
         // SAFETY: the runtime is ours; exceptions are taken from the job's context.
         unsafe {
+            let mut jobs = 0u32;
             while q::JS_IsJobPending(self.rt) {
-                if (*self.budget).killed {
+                if (*self.budget).killed || (*self.mem).refused {
+                    return false;
+                }
+                jobs = jobs.wrapping_add(1);
+                if jobs.is_multiple_of(JOBS_PER_CHECK)
+                    && interrupt(self.rt, self.budget as *mut c_void) != 0
+                {
                     return false;
                 }
                 let mut jctx: *mut q::JSContext = ptr::null_mut();
@@ -454,10 +487,41 @@ impl Vm {
         // SAFETY: between calls.
         unsafe { q::JS_RunGC(self.rt) };
     }
+
+    /// Drops the host functions' buffers if a big `redis.call` (its arguments, its reply, the
+    /// values built from it) left them large: they are kept between calls only to save the
+    /// allocations of ordinary ones.
+    pub fn trim_scratch(&mut self) {
+        // SAFETY: the host box lives as long as the VM; no call is running.
+        let h = unsafe { &mut *self.host };
+        if h.args.capacity() > SCRATCH_MAX {
+            h.args = Vec::new();
+        }
+        if h.reply.capacity() > SCRATCH_MAX {
+            h.reply = Vec::new();
+        }
+        if h.text.capacity() > SCRATCH_MAX {
+            h.text = Vec::new();
+        }
+        if h.spans.capacity() * std::mem::size_of::<(usize, usize)>() > SCRATCH_MAX {
+            h.spans = Vec::new();
+        }
+        if h.stack.is_empty()
+            && h.stack.capacity() * std::mem::size_of::<q::JSValue>() > SCRATCH_MAX
+        {
+            h.stack = Vec::new();
+        }
+        if h.starts.capacity() * std::mem::size_of::<usize>() > SCRATCH_MAX {
+            h.starts = Vec::new();
+        }
+    }
 }
 
 impl Drop for Vm {
     fn drop(&mut self) {
+        // A VM dropped (SCRIPT FLUSH, a rebuild) frees what it held, and had freed since asked.
+        // SAFETY: `mem` is freed last, below.
+        crate::alloc::note_freed(unsafe { (*self.mem).high });
         // SAFETY: every value the engine held is freed before this (the cache frees its functions
         // first); then ours, the context, the runtime, and the boxes its callbacks used.
         unsafe {

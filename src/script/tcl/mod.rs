@@ -377,6 +377,10 @@ impl Tcl {
             c.name = ptr::null_mut();
         }
         self.vm.interp = ptr::null_mut();
+        // What the stopped script held (up to the limit) goes back to malloc, and from there to
+        // the system (`Scripting::put`).
+        // SAFETY: reads the EVAL interpreter's counter.
+        crate::alloc::note_freed(unsafe { goblin_jim_arena_used(ptr::null_mut()) });
         // SAFETY: nothing refers to the abandoned interpreter's blocks any more.
         unsafe { goblin_jim_arena_clear(ptr::null_mut()) };
         self.define_all();
@@ -508,6 +512,13 @@ impl Engine for Tcl {
 
     fn functions_memory(&self) -> usize {
         self.functions.memory()
+    }
+
+    fn collect(&mut self) {
+        // Jim frees objects by reference count but pools every freed one for reuse, as many as a
+        // script once had alive: a fresh interpreter (nothing passes between runs anyway) lets
+        // them go. A function library's interpreter holds the library's state and keeps its pool.
+        self.rebuild();
     }
 }
 

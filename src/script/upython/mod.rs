@@ -305,7 +305,9 @@ fn collect_if_full() {
     // SAFETY: the VM is idle; a collection between runs is always allowed.
     unsafe { goblin_upy_memory(0, &mut used, &mut total) };
     if used > total / 2 {
+        let before = used;
         unsafe { goblin_upy_memory(1, &mut used, &mut total) };
+        crate::alloc::note_freed(before.saturating_sub(used));
     }
 }
 
@@ -474,6 +476,14 @@ impl Engine for MicroPython {
         // The limit is the heap's size: a new heap now (0: the VM belongs to another server).
         if self.heap != 0 && bytes != self.heap {
             self.restart(bytes);
+        }
+    }
+
+    fn collect(&mut self) {
+        if self.heap > 0 {
+            let (mut used, mut total) = (0, 0);
+            // SAFETY: the VM is ours and idle; a collection between runs is always allowed.
+            unsafe { goblin_upy_memory(1, &mut used, &mut total) };
         }
     }
 }

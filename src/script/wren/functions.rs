@@ -62,6 +62,11 @@ impl Functions {
         self.vm.state.heap.used()
     }
 
+    /// Collects the functions' VM in full (`Engine::collect`).
+    pub fn collect(&mut self) {
+        self.vm.collect();
+    }
+
     /// `Engine::load_library` for Wren: runs the library's code once, within `limit` bytes and
     /// `LOAD_TIMEOUT_MS`.
     pub fn load(

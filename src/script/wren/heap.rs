@@ -28,6 +28,9 @@ pub struct Heap {
     spare: [*mut Header; CLASSES],
     spare_bytes: usize,
     used: usize,
+    /// The most `used` has been since `take_freed` last asked (Wren's collector frees as a
+    /// script runs, so what a run gave back is this less `used`).
+    high: usize,
 }
 
 impl Default for Heap {
@@ -36,6 +39,7 @@ impl Default for Heap {
             spare: [ptr::null_mut(); CLASSES],
             spare_bytes: 0,
             used: 0,
+            high: 0,
         }
     }
 }
@@ -53,6 +57,19 @@ impl Heap {
     /// Bytes of the live blocks.
     pub fn used(&self) -> usize {
         self.used
+    }
+
+    /// The bytes freed since the last time: the most the heap held since then, less what it
+    /// holds now.
+    pub fn take_freed(&mut self) -> usize {
+        let freed = self.high - self.used;
+        self.high = self.used;
+        freed
+    }
+
+    /// The most the heap held since `take_freed` last asked.
+    pub fn high(&self) -> usize {
+        self.high
     }
 
     /// C's `realloc`: `p` null allocates, `size` 0 frees (and returns null). Null when the
@@ -85,6 +102,7 @@ impl Heap {
                 }
                 (*h).capacity = size;
                 self.used = self.used - old + size;
+                self.high = self.high.max(self.used);
                 return h.cast::<u8>().add(HEADER).cast();
             }
             let q = self.take(size);
@@ -125,6 +143,7 @@ impl Heap {
             }
             (*h).capacity = capacity;
             self.used += capacity;
+            self.high = self.high.max(self.used);
             h.cast::<u8>().add(HEADER).cast()
         }
     }

@@ -286,6 +286,14 @@ struct Vm {
 }
 
 impl Vm {
+    /// A full collection (`Engine::collect`, which `Scripting::put` counts the freed bytes of:
+    /// the heap's own count starts again).
+    fn collect(&mut self) {
+        // SAFETY: collecting between calls is always allowed.
+        unsafe { wrenCollectGarbage(self.raw) };
+        self.state.heap.take_freed();
+    }
+
     /// A new VM whose modules put `prefix_lines` lines before their code, with memory `limit`.
     fn new(limit: usize, prefix_lines: i32) -> Vm {
         let mut state = Box::new(State {
@@ -400,6 +408,9 @@ impl Vm {
             // SAFETY: collecting between calls is always allowed.
             unsafe { wrenCollectGarbage(vm) };
         }
+        // What the run (and that collection) gave back to malloc, which may return it to the
+        // system (`Scripting::put`).
+        crate::alloc::note_freed(self.state.heap.take_freed());
     }
 
     /// The error reply of a call that failed (`WREN_RESULT_RUNTIME_ERROR`).
@@ -425,6 +436,9 @@ impl Vm {
 
 impl Drop for Vm {
     fn drop(&mut self) {
+        // A VM dropped (SCRIPT FLUSH, a library's VM gone) frees what it held, and had freed
+        // since asked.
+        crate::alloc::note_freed(self.state.heap.high());
         // SAFETY: its owner released every handle first; no call is running.
         unsafe { wrenFreeVM(self.raw) };
     }
@@ -638,6 +652,13 @@ impl Engine for Wren {
 
     fn functions_memory(&self) -> usize {
         self.functions.as_ref().map_or(0, |f| f.memory())
+    }
+
+    fn collect(&mut self) {
+        self.vm.collect();
+        if let Some(f) = self.functions.as_mut() {
+            f.collect();
+        }
     }
 }
 
