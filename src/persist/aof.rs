@@ -567,7 +567,14 @@ fn write_base(st: &State, path: &Path) -> std::io::Result<()> {
     if st.config.aof_use_rdb_preamble {
         let opts = super::opts(&st.config);
         let libraries = &st.scripting.functions;
-        return super::write_snapshot(path, &st.dbs, libraries, opts, st.config.rdbchecksum);
+        return super::write_snapshot(
+            path,
+            &st.dbs,
+            libraries,
+            opts,
+            st.config.rdbchecksum,
+            st.used_memory(),
+        );
     }
     let tmp = path.with_extension("tmp");
     let f = File::create(&tmp)?;

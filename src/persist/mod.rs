@@ -121,13 +121,15 @@ pub fn rdb_path(c: &Config) -> PathBuf {
 }
 
 /// Writes the function libraries and every database to `path` through a temporary file renamed into place, so a failed or
-/// interrupted save never damages the previous snapshot.
+/// interrupted save never damages the previous snapshot. `used_memory` is INFO's, for the file's
+/// `used-mem` field.
 pub fn write_snapshot(
     path: &std::path::Path,
     dbs: &[Db],
     libraries: &crate::script::function::Libraries,
     opts: rdb::SaveOpts,
     checksum: bool,
+    used_memory: usize,
 ) -> std::io::Result<()> {
     let tmp = PathBuf::from(format!("temp-{}.rdb", std::process::id()));
     let res = (|| {
@@ -143,7 +145,7 @@ pub fn write_snapshot(
             buf.clear();
             r
         };
-        rdb::write_header(&mut buf, crate::alloc::used() as u64, opts);
+        rdb::write_header(&mut buf, used_memory as u64, opts);
         for lib in libraries.iter() {
             rdb::put_function(&mut buf, &lib.code, opts);
         }
@@ -188,6 +190,7 @@ pub fn save(st: &mut State) -> Result<(), String> {
         &st.scripting.functions,
         opts(&st.config),
         st.config.rdbchecksum,
+        st.used_memory(),
     ) {
         Ok(()) => {
             notice!("DB saved on disk");
@@ -245,6 +248,7 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
             &st.scripting.functions,
             opts(&st.config),
             st.config.rdbchecksum,
+            st.used_memory(),
         ) {
             Ok(()) => {
                 notice!("DB saved on disk");
