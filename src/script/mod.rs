@@ -34,8 +34,9 @@ pub mod wren;
 use crate::util::clock;
 use std::time::Instant;
 
-use crate::cmd::{Args, Ctx};
+use crate::resp::parser::Args;
 use crate::resp::reply::Reply;
+use crate::server::ctx::Ctx;
 use cache::Sha;
 use function::{LibId, Registered};
 

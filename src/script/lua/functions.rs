@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::api;
 use super::ffi::*;
 use super::{push_array, Lua};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
 use crate::script::Run;
 

@@ -33,7 +33,7 @@ use std::ptr;
 use self::ffi::*;
 use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, Stop};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 
 /// Instructions between two budget checks (as Redis's `LUA_MASKCOUNT` hook).
 const HOOK_EVERY: c_int = 100_000;

@@ -46,7 +46,7 @@ use mlua::ffi::{self, lua_State};
 
 use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, Stop};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 
 /// Interrupts (loop back edges and calls) between two budget checks.
 const CHECK_EVERY: u32 = 10_000;

@@ -32,7 +32,7 @@ use rquickjs_sys as q;
 
 use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, KILLED_ERROR};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 use convert::Out;
 use vm::Vm;
 

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::ffi::*;
 use super::{api, execute, incomplete, list, After, InArena, Stopped, Vm, HOOKS};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 use crate::script::function::{
     parse_flag, same_functions, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS,
 };

@@ -43,7 +43,7 @@ use std::time::Instant;
 use self::ffi::*;
 use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, Stop, KILLED_ERROR};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 
 /// Why the running script was stopped.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -45,8 +45,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::cache::{ScriptCache, Sha};
 use super::resp::{walk, Aggregate, ReplyBuilder};
 use super::{Engine, EngineId, Run, Sink, Stop};
-use crate::cmd::Args;
 use crate::config::REDIS_VERSION;
+use crate::resp::parser::Args;
 
 /// VM hooks (each every 1000 jumps or returns) between two budget checks.
 const CHECK_EVERY: u32 = 10;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use super::api::{host, push_arg, raise};
 use super::ffi::*;
 use super::{state, with_code, Phase, Stopped, Vm};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
 use crate::script::Run;
 

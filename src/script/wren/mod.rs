@@ -63,7 +63,7 @@ use self::heap::Heap;
 use super::cache::{ScriptCache, Sha};
 use super::function::{LibId, Registered};
 use super::{Engine, EngineId, Run, Sink, Stop, KILLED_ERROR};
-use crate::cmd::Args;
+use crate::resp::parser::Args;
 
 /// Lines the module puts before a body's first line (error lines are given in the body's lines).
 const PREFIX_LINES: i32 = 2;
