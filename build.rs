@@ -1,11 +1,15 @@
-//! Builds the C parts: the long-double helper behind INCRBYFLOAT, and the Lua 5.1 engine.
+//! Builds the C parts: the long-double helper behind INCRBYFLOAT and the Lua 5.1, Wren,
+//! MicroPython and Jim Tcl engines.
 //!
 //! Lua 5.1.5 comes from the `lua-src` crate (pinned in Cargo.toml, checksummed by Cargo.lock). We
-//! compile its sources ourselves because two of our own changes go in at build time (see
+//! compile its sources ourselves because our own changes go in at build time (see
 //! `vendor/lua51/README.md`): every exported C symbol is renamed with the `gl51_` prefix, so Luau's
 //! `lua_*` functions can be linked into the same binary without clashing or, worse, silently
-//! binding to the wrong VM; and table writes in `lvm.c`/`lapi.c` go through our read-only check
-//! (Redis 7's read-only globals and library tables).
+//! binding to the wrong VM; table writes in `lvm.c`/`lapi.c` go through our read-only check
+//! (Redis 7's read-only globals and library tables); and `vendor/lua51/goblin.patch`, applied to a
+//! copy of the sources, hashes every byte of a string (as Redis's Lua), gives long loops inside
+//! library functions (the pattern matcher, table.sort...) a step budget, and bounds the pattern
+//! matcher's recursion.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,8 +75,13 @@ fn lua_build(src: &Path) -> cc::Build {
 }
 
 fn build_lua51() {
-    let src = lua51_source();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let src = patched_copy(
+        &lua51_source(),
+        &out.join("lua51"),
+        "vendor/lua51/goblin.patch",
+        "Lua 5.1",
+    );
     // The Lua VM and API files whose table writes must honour read-only tables.
     let guarded = ["lvm.c", "lapi.c"];
     let mut core = lua_build(&src);
@@ -135,6 +144,33 @@ fn build_lua51() {
         map.lines().any(|l| l.starts_with("lua_pushnil ")),
         "Lua symbols were not found for renaming"
     );
+}
+
+/// Copies the C sources and headers of `src` (not its subdirectories) to `dir`, afresh, and applies
+/// `patch` (paths `a/<file>`) there: the crate's own files are never touched.
+fn patched_copy(src: &Path, dir: &Path, patch: &str, what: &str) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        if matches!(path.extension().and_then(|e| e.to_str()), Some("c" | "h")) {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    apply_patch(dir, patch, what);
+    dir.to_path_buf()
+}
+
+/// Applies `patch` (paths `a/<file>`, relative to `dir`) in `dir`.
+fn apply_patch(dir: &Path, patch: &str, what: &str) {
+    let st = Command::new("patch")
+        .args(["-p1", "-s", "--no-backup-if-mismatch", "-d"])
+        .arg(dir)
+        .arg("-i")
+        .arg(std::fs::canonicalize(patch).unwrap())
+        .status()
+        .unwrap_or_else(|e| panic!("patch is needed to build the {what} engine ({e})"));
+    assert!(st.success(), "{patch} does not apply");
 }
 
 // ---- Wren ----
@@ -352,8 +388,8 @@ fn micropython_fetch(cache: &Path) {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-/// Runs the embed port's generator (`make -f embed.mk`, python3) with our `mpconfigport.h`; returns
-/// the generated `micropython_embed` directory.
+/// Runs the embed port's generator (`make -f embed.mk`, python3) with our `mpconfigport.h` and
+/// applies our patch to what it generated; returns the generated `micropython_embed` directory.
 fn micropython_generate(top: &Path, out: &Path) -> PathBuf {
     let gen = out.join("micropython-gen");
     let _ = std::fs::remove_dir_all(&gen);
@@ -380,7 +416,10 @@ fn micropython_generate(top: &Path, out: &Path) -> PathBuf {
         "generating the MicroPython embed tree",
         "it needs make and python3",
     );
-    gen.join("micropython_embed")
+    let embed = gen.join("micropython_embed");
+    // Our changes to the generated copy of py/ (see vendor/micropython/README.md).
+    apply_patch(&embed, "vendor/micropython/goblin.patch", "MicroPython");
+    embed
 }
 
 /// Compiles the embed tree and our glue into `libgoblin_upython.a`: one relocatable object in which
@@ -447,25 +486,12 @@ fn jim_source() -> PathBuf {
 /// interpreter with our configuration headers and glue.
 fn build_tcl() {
     println!("cargo:rerun-if-changed=vendor/jim");
-    let src = jim_source();
-    let dir = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("jim");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        if matches!(path.extension().and_then(|e| e.to_str()), Some("c" | "h")) {
-            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-        }
-    }
-    let patch = std::fs::canonicalize("vendor/jim/interrupt.patch").unwrap();
-    let st = Command::new("patch")
-        .args(["-p1", "-s", "-d"])
-        .arg(&dir)
-        .arg("-i")
-        .arg(&patch)
-        .status()
-        .expect("patch is needed to build the Jim Tcl engine");
-    assert!(st.success(), "vendor/jim/interrupt.patch did not apply");
+    let dir = patched_copy(
+        &jim_source(),
+        &PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("jim"),
+        "vendor/jim/interrupt.patch",
+        "Jim Tcl",
+    );
     let mut b = cc::Build::new();
     b.include(&dir)
         .include("vendor/jim")

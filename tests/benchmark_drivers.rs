@@ -757,3 +757,22 @@ fn persistence_benchmark_runs_at_tiny_size() {
         assert_rounds(ratio, jg / jr, name);
     }
 }
+
+/// `lua_string_hash_benchmark.py` times, on both servers, the two Lua workloads whose strings differ
+/// only in their middle bytes (LRANGE of such values, and building them in a script), ratio first.
+#[test]
+fn lua_string_hash_benchmark_runs_at_tiny_size() {
+    let driver = "lua_string_hash_benchmark.py";
+    let args = ["--values", "200", "--rounds", "1"];
+    let JsonRun { stdout, data, .. } = run_with_json(driver, &args, true);
+    assert_eq!(data.str("benchmark"), "lua_string_hash");
+    let table = &tables(&stdout)[0];
+    assert_eq!(table.names(), ["LRANGE", "build"], "{stdout}");
+    for row in &table.rows {
+        let [_, ratio, redis_ms] = &row[..] else {
+            panic!("{row:?}")
+        };
+        assert!(ratio.contains('×'), "no ratio first in {row:?}");
+        assert!(number(redis_ms).is_some_and(|v| v > 0.0), "{row:?}");
+    }
+}

@@ -5,7 +5,8 @@
  *   by the table setters that lvm.c and lapi.c are compiled to call (see build.rs).
  * - Host functions: Rust functions are pushed as C closures around one trampoline, which raises
  *   the error a Rust function reports instead of letting Rust call lua_error.
- * - The instruction-count hook, which asks Rust whether the script must stop and raises for it.
+ * - The instruction-count hook, which asks Rust whether the script must stop and raises for it,
+ *   and the same question for long loops inside library functions (goblin.patch).
  */
 #include <string.h>
 
@@ -147,6 +148,20 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
   int what = goblin_lua51_on_hook(L);
   if (what == 0) return;
   if (what == 2) lua_sethook(L, count_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+  lua_error(L);
+}
+
+/* The budget check of long loops inside one library call (goblin.patch, lgoblin.h: the pattern
+ * matcher, plain find, string.rep, table.insert/remove/sort, collectgarbage), where the count
+ * hook never fires: the hook's question, asked every so many steps of their work. Raises as the
+ * hook does when the script must stop, with hooks off as inside a hook: else the line hook just
+ * set would raise again inside the error handler, and the error would name the handler's line.
+ * (The pcall that catches the error restores them.) */
+void goblin_lua51_lib_check(lua_State *L) {
+  int what = goblin_lua51_on_hook(L);
+  if (what == 0) return;
+  if (what == 2) lua_sethook(L, count_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+  L->allowhook = 0;
   lua_error(L);
 }
 

@@ -16,7 +16,8 @@
  *   list in a root slot.
  * - goblin_upy_build: what Rust calls while it walks a command's reply into Python values (each
  *   step protected, so an allocation failure is a status, not a longjmp through Rust).
- * - the port functions MicroPython expects (gc_collect, nlr_jump_fail, stdout) and the VM hook.
+ * - the port functions MicroPython expects (gc_collect, nlr_jump_fail, stdout), the VM hook and
+ *   the native hook (goblin.patch), through which the budget check and SCRIPT KILL reach a script.
  *
  * GC roots: every object Rust refers to by index (compiled functions, the build stack, the
  * `redis` module, the script globals) hangs off `__main__`'s dict, which MicroPython roots. The
@@ -65,7 +66,7 @@ typedef struct {
   size_t len;
 } goblin_bytes_t;
 
-extern int goblin_upy_budget(void);
+extern int goblin_upy_budget(int at_once);
 extern int goblin_upy_host_call(const goblin_arg_t *args, size_t n, int raise);
 extern void goblin_upy_host_log(int level, const uint8_t *p, size_t len);
 extern void goblin_upy_host_setresp(int resp);
@@ -100,6 +101,9 @@ static mp_obj_t loading_list;   /* list: the callbacks the loading run registere
 static int loading;             /* a library's loading run is on: register_function works */
 static mp_obj_t build_failure;  /* the exception a failed build step caught */
 int goblin_upy_killed;
+/* Set while Rust runs a command for the script (goblin_upy_host_call): Rust holds the run then,
+ * so the budget is not asked from the native loops or collections that building the reply runs. */
+static int in_host;
 
 static void set_stack_top(void *top) {
   mp_stack_set_top(top);
@@ -119,6 +123,14 @@ void gc_collect(void) {
   gc_collect_start();
   gc_helper_collect_regs_and_stack();
   gc_collect_end();
+  /* With the heap full, every allocation collects (a walk of the heap), so a script catching
+   * MemoryError in a loop made a thousand collections between two VM hooks, minutes without a
+   * budget check. A collection asks at once; it never raises (the allocator that collected does
+   * not expect it): a kill is scheduled, and the VM raises it at its next jump. */
+  if (!in_host) {
+    if (!goblin_upy_killed && goblin_upy_budget(1)) goblin_upy_killed = 1;
+    if (goblin_upy_killed) mp_sched_keyboard_interrupt();
+  }
 }
 
 /* An exception escaped every handler: cannot happen (every entry point catches); abort rather
@@ -137,8 +149,20 @@ void mp_hal_stdout_tx_strn_cooked(const char *str, size_t len) {
 /* The VM hook (mpconfigport.h): every MICROPY_VM_HOOK_COUNT jumps or returns, and at every one
  * once the script is being killed, so `except BaseException:` cannot swallow the kill. */
 void goblin_upy_vm_hook(void) {
-  if (!goblin_upy_killed && goblin_upy_budget()) goblin_upy_killed = 1;
+  if (!goblin_upy_killed && goblin_upy_budget(0)) goblin_upy_killed = 1;
   if (goblin_upy_killed) mp_sched_keyboard_interrupt();
+}
+
+/* The native hook (mpconfigport.h, goblin.patch): loops inside builtins and big-integer arithmetic
+ * call it every GOBLIN_UPY_NATIVE_EVERY steps, and at every step once the script is being killed.
+ * No VM instruction runs until such a loop ends, so the kill is raised here, at once. */
+long goblin_upy_native_left = GOBLIN_UPY_NATIVE_EVERY;
+
+void goblin_upy_native_hook(void) {
+  goblin_upy_native_left = GOBLIN_UPY_NATIVE_EVERY;
+  if (in_host) return;
+  goblin_upy_vm_hook();
+  if (goblin_upy_killed) nlr_raise(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_kbd_exception)));
 }
 
 /* ---- Helpers ---- */
@@ -329,7 +353,9 @@ static mp_obj_t do_call(size_t n_args, const mp_obj_t *args, int raise) {
     mp_raise_TypeError(MP_ERROR_TEXT("redis.call arguments must be bytes, str, int or float"));
   }
   build_failure = MP_OBJ_NULL;
+  in_host = 1;
   int st = goblin_upy_host_call(a, n_args, raise);
+  in_host = 0;
   if (st == 3) raise_redis("ERR redis.call is only available while a script runs");
   if (st == 2 || build_failure != MP_OBJ_NULL) {
     mp_obj_t exc = build_failure != MP_OBJ_NULL ? build_failure : mp_obj_new_exception(&mp_type_MemoryError);
@@ -688,19 +714,26 @@ static void report_exception(mp_obj_t exc, int message_only, char *err, size_t *
  * in err and its line in *line. */
 API long goblin_upy_compile(const char *src, size_t len, char *err, size_t *err_len, int64_t *line) {
   set_stack_top(__builtin_frame_address(0));
+  goblin_upy_killed = 0;
+  long slot = -1;
   nlr_buf_t nlr;
   if (nlr_push(&nlr) == 0) {
     exec_source(src, len, q_user_script, script_globals);
     mp_obj_t fun = mp_obj_dict_get(script_globals, MP_OBJ_NEW_QSTR(q_script));
     mp_obj_dict_t *g = MP_OBJ_TO_PTR(script_globals);
     mp_map_clear(&g->map);
-    long slot = store_root(fun);
+    slot = store_root(fun);
     nlr_pop();
-    return slot;
+  } else {
+    mp_map_clear(&((mp_obj_dict_t *)MP_OBJ_TO_PTR(script_globals))->map);
+    report_exception(MP_OBJ_FROM_PTR(nlr.ret_val), 0, err, err_len, line);
   }
-  mp_map_clear(&((mp_obj_dict_t *)MP_OBJ_TO_PTR(script_globals))->map);
-  report_exception(MP_OBJ_FROM_PTR(nlr.ret_val), 0, err, err_len, line);
-  return -1;
+  /* Compiling past its time is stopped as a kill is (Rust knows why): nothing of it stays. */
+  goblin_upy_killed = 0;
+  MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
+  MP_STATE_VM(sched_state) = MP_SCHED_IDLE;
+  mp_obj_exception_clear_traceback(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_kbd_exception)));
+  return slot;
 }
 
 /* How a library failed to load (goblin_upy_load_library's *kind). */
@@ -908,7 +941,9 @@ API void goblin_upy_run(long slot, long index, const goblin_bytes_t *keys, size_
   } else {
     exc = MP_OBJ_FROM_PTR(nlr.ret_val);
   }
-  /* Nothing of the run outlives it: pending kill, globals it set, half-built values. */
+  /* Nothing of the run outlives it: pending kill (converting the result must not raise it: Rust
+   * knows of the kill), globals it set, half-built values. */
+  goblin_upy_killed = 0;
   MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
   MP_STATE_VM(sched_state) = MP_SCHED_IDLE;
   mp_map_t *g = &((mp_obj_dict_t *)MP_OBJ_TO_PTR(script_globals))->map;

@@ -64,3 +64,20 @@ void goblin_upy_vm_hook(void);
 }
 #define MICROPY_VM_HOOK_LOOP MICROPY_VM_HOOK_POLL
 #define MICROPY_VM_HOOK_RETURN MICROPY_VM_HOOK_POLL
+
+/* Loops that run no bytecode (the iteration protocol under sum, max, list, any..., big-integer
+ * multiplication, division and text conversion), and the lexer and the compiler (per token, per
+ * node: compiling runs before the script, under a time limit of its own), count their steps with
+ * GOBLIN_UPY_NATIVE_STEPS (our goblin.patch puts it there); the native hook asks the budget every
+ * GOBLIN_UPY_NATIVE_EVERY steps and, once the script must stop, raises at the next step. Linear
+ * searches that compiling repeats (constants, names) only count their work, with
+ * GOBLIN_UPY_NATIVE_COUNT: some of their callers do not expect an exception. */
+extern long goblin_upy_native_left;
+void goblin_upy_native_hook(void);
+#define GOBLIN_UPY_NATIVE_EVERY (1000)
+#define GOBLIN_UPY_NATIVE_COUNT(n) (goblin_upy_native_left -= (long)(n))
+#define GOBLIN_UPY_NATIVE_STEPS(n) do { \
+        if (GOBLIN_UPY_NATIVE_COUNT(n) <= 0 || goblin_upy_killed) { \
+            goblin_upy_native_hook(); \
+        } \
+} while (0)

@@ -18,8 +18,10 @@
 //! # A call
 //! The compiled chunk of each script is kept in the registry (the cache holds its reference).
 //! `run` pushes Redis's error handler and the chunk, sets `KEYS` and `ARGV`, and calls it under an
-//! instruction-count hook that asks `Run::check_budget` whether to stop. Host functions
-//! (`redis.call` and friends, `api.rs`) find the current `Run` through `CURRENT`.
+//! instruction-count hook that asks `Run::check_budget` whether to stop; long loops inside library
+//! functions (a backtracking pattern, `table.sort`...) ask the same every so many steps of their
+//! work (our patch, `vendor/lua51/`). Host functions (`redis.call` and friends, `api.rs`) find the
+//! current `Run` through `CURRENT`.
 
 mod api;
 mod ffi;

@@ -10,12 +10,13 @@
 //! object with no parsing.
 //!
 //! # Budget and memory
-//! Jim has no interrupt hook, so our patch adds one (`Jim_InterruptHook`), asked after every command
-//! and on the fast paths Jim takes for `{}` and `incr v` loop bodies; glue.c counts the calls and
-//! asks our `check` every thousandth (it asks `Run::check_budget`), and at once when the memory
-//! limit is passed. Once the script must stop it answers "stop" on every call, which ends the
-//! script with `JIM_SIGNAL`, a code `catch` and `try` pass through (and a `catch -signal` that took
-//! it is stopped again by the very next command). Jim never checks an allocation for NULL, so
+//! Jim has no interrupt hook, so our patch adds one (`Jim_InterruptHook`), asked after every
+//! command, on the fast paths Jim takes for `{}` and `incr v` loop bodies, and every 100 steps of
+//! the glob matcher (`string match` can backtrack for ever inside one command); glue.c counts the
+//! calls and asks our `check` every thousandth (it asks `Run::check_budget`), and at once when the
+//! memory limit is passed. Once the script must stop it answers "stop" on every call, which ends
+//! the script with `JIM_SIGNAL`, a code `catch` and `try` pass through (and a `catch -signal` that
+//! took it is stopped again by the very next command). Jim never checks an allocation for NULL, so
 //! our allocator (`Jim_Allocator`, in glue.c) keeps every block on a list and, while a script runs,
 //! jumps out of the script at the allocation that would pass `tcl-memory-limit`; that interpreter
 //! is abandoned, every block it had is freed, and a fresh one is made. (Past the limit inside the

@@ -27,13 +27,17 @@
 //! function and its line in `user_function`.
 //!
 //! # Budget and limits
-//! The VM calls our hook every 1000 backward jumps and returns; every `CHECK_EVERY` hooks it asks
-//! `Run::check_budget`. A kill is delivered as a scheduled `KeyboardInterrupt` and re-armed at every
-//! later jump and return, so `except BaseException:` cannot swallow it; the reply is the kill error
-//! whatever the script does. Memory: the GC heap is fixed (`upython-memory-limit`), so running out
-//! is a `MemoryError` (an error reply unless the script catches it), never a crash. MicroPython's
-//! state is global: one VM per process (a second server in the same process, as some unit tests
-//! start, gets an engine that refuses scripts).
+//! The VM calls our hook every 1000 backward jumps and returns, and loops inside builtins and
+//! big-integer arithmetic call the native hook every 1000 steps (our patch, `vendor/micropython/`);
+//! every `CHECK_EVERY` hooks ask `Run::check_budget`, and so does every garbage collection (with
+//! the heap full, each allocation collects). A kill is delivered as a scheduled `KeyboardInterrupt`
+//! (raised at once inside a native loop) and re-armed at every later jump and return, so
+//! `except BaseException:` cannot swallow it; the reply is the kill error whatever the script
+//! does. Compiling, before the script runs, stops at `COMPILE_TIMEOUT_MS`. Memory: the GC heap
+//! is fixed (`upython-memory-limit`), so running out is a `MemoryError` (an error reply unless
+//! the script catches it), never a crash. MicroPython's state is global: one VM per process (a
+//! second server in the same process, as some unit tests start, gets an engine that refuses
+//! scripts).
 
 mod functions;
 
@@ -41,6 +45,7 @@ use std::cell::Cell;
 use std::ffi::{c_int, c_long, c_void};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use super::cache::{ScriptCache, Sha};
 use super::resp::{walk, Aggregate, ReplyBuilder};
@@ -50,6 +55,12 @@ use crate::resp::parser::Args;
 
 /// VM hooks (each every 1000 jumps or returns) between two budget checks.
 const CHECK_EVERY: u32 = 10;
+
+/// How long compiling a script may take. It happens before the script runs, outside the busy
+/// machinery (no BUSY replies, no SCRIPT KILL), so it has a limit of its own; a source that reaches
+/// it (megabytes, or thousands of distinct constants or names, which MicroPython's compiler
+/// searches linearly) is refused.
+const COMPILE_TIMEOUT_MS: u64 = 1000;
 
 /// What the body is wrapped in: its lines follow, each after a tab.
 const PREFIX: &[u8] = b"def __script(KEYS, ARGV):\n\t";
@@ -149,8 +160,10 @@ thread_local! {
     static CURRENT: Cell<*mut c_void> = const { Cell::new(ptr::null_mut()) };
     /// Hooks left before the next budget check.
     static TICKS: Cell<u32> = const { Cell::new(CHECK_EVERY) };
-    /// Set when the budget check says stop (SCRIPT KILL, shutdown).
+    /// Set when the budget check says stop (SCRIPT KILL, shutdown, a compile past its time).
     static KILLED: Cell<bool> = const { Cell::new(false) };
+    /// While a script compiles: when it must stop.
+    static COMPILE_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// The running script's context, for host functions and the hook. Only set inside `run`.
@@ -350,6 +363,13 @@ fn compile(body: &[u8]) -> Result<c_long, String> {
     let mut err = [0u8; 512];
     let mut err_len = 0;
     let mut line = 0;
+    TICKS.with(|t| t.set(CHECK_EVERY));
+    KILLED.with(|k| k.set(false));
+    COMPILE_DEADLINE.with(|d| {
+        d.set(Some(
+            Instant::now() + Duration::from_millis(COMPILE_TIMEOUT_MS),
+        ))
+    });
     // SAFETY: the VM is ours and idle; C writes at most 512 bytes of error text.
     let slot = unsafe {
         goblin_upy_compile(
@@ -360,6 +380,12 @@ fn compile(body: &[u8]) -> Result<c_long, String> {
             &mut line,
         )
     };
+    COMPILE_DEADLINE.with(|d| d.set(None));
+    if KILLED.with(|k| k.replace(false)) {
+        return Err(format!(
+            "ERR Error compiling script: compiling took longer than {COMPILE_TIMEOUT_MS} ms"
+        ));
+    }
     if slot >= 0 {
         return Ok(slot);
     }
@@ -498,19 +524,23 @@ fn fill(to: &mut Vec<Bytes>, args: Args) {
 
 // ---- Callbacks from C ----
 
-/// The VM hook asks whether the script must stop (1) every `CHECK_EVERY` calls.
+/// The VM and native hooks ask whether the script must stop (1) every `CHECK_EVERY` calls; a
+/// garbage collection asks `at_once` (each is a walk of the heap).
 #[no_mangle]
-extern "C" fn goblin_upy_budget() -> c_int {
+extern "C" fn goblin_upy_budget(at_once: c_int) -> c_int {
     let left = TICKS.with(|t| t.get());
-    if left > 1 {
+    if left > 1 && at_once == 0 {
         TICKS.with(|t| t.set(left - 1));
         return 0;
     }
     TICKS.with(|t| t.set(CHECK_EVERY));
     // SAFETY: hooks run inside `goblin_upy_run`, with CURRENT set (or null once replying).
     let Some(run) = (unsafe { current() }) else {
-        // No script: a library's loading run, stopped past its time.
-        if functions::load_expired() {
+        // No script: a library's loading run or a script compiling, stopped past its time.
+        let compile_expired = COMPILE_DEADLINE
+            .with(|d| d.get())
+            .is_some_and(|deadline| Instant::now() > deadline);
+        if functions::load_expired() || compile_expired {
             KILLED.with(|k| k.set(true));
             return 1;
         }
