@@ -255,7 +255,8 @@ fn shutdown_nosave_stops_a_runaway_native_call() {
     }
 }
 
-/// 100k-deep nesting compiles, or is refused, quickly in every engine, and the server lives:
+/// 100k-deep nesting compiles, or is refused, quickly in every engine, and the server lives
+/// (Wren's compiler, which recursed until the stack overflowed, refuses 2000 levels and more):
 /// MicroPython refuses it (it took 30 s, 98 s for lambdas), as it refuses a 2-million-digit
 /// literal (quadratic to convert) and no longer folds a huge constant at compile time (a minute
 /// for `7 ** 10 ** 7`); compiling, which happens before the script runs and its budget exists,
@@ -329,11 +330,31 @@ fn deep_nesting_compiles_quickly_or_is_refused() {
         ("LUAU.", format!("return {nested}"), "-ERR Error compiling script (new function): user_script:1: Exceeded allowed recursion depth"),
         ("QUICKJS.", format!("return {nested};"), "-ERR Error compiling script: RangeError: Maximum call stack size exceeded"),
         ("TCL.", format!("return [expr {{{nested}}}]"), "-ERR Expression too complex"),
-        ("WREN.", format!("return {nested}"), ":1"),
+        ("WREN.", format!("return {nested}"), "-ERR Error compiling script"),
     ];
     for (prefix, body, want) in others {
         let got = show(&common::eval_raw(&mut c, prefix, &body, &[], &[]));
         assert!(got.starts_with(want), "{prefix}: {got}");
     }
+    // Wren's compiler recursed once per level until the C stack overflowed (at 200k levels the
+    // server died): past 2000 levels of expressions or statements it refuses the source.
+    let deep = 400_000;
+    for body in [
+        format!("return {}1{}", "(".repeat(deep), ")".repeat(deep)),
+        format!("{}return 1", "if (true) ".repeat(deep)),
+        format!("{}return 1{}", "{\n".repeat(deep), "\n}".repeat(deep)),
+    ] {
+        let got = show(&common::eval_raw(&mut c, "WREN.", &body, &[], &[]));
+        assert!(
+            got.contains("Code nested more than 2000 levels deep."),
+            "WREN.: {}",
+            &got[..got.len().min(300)]
+        );
+    }
+    let fine = format!("return {}1{}", "(".repeat(1000), ")".repeat(1000));
+    assert_eq!(
+        show(&common::eval_raw(&mut c, "WREN.", &fine, &[], &[])),
+        ":1\\r\\n"
+    );
     assert_eq!(c.cmd_str("GET kept"), b"$6\r\nbefore\r\n");
 }
