@@ -256,11 +256,12 @@ impl Running {
 /// grew its VM by hundreds of megabytes can leave them held after it returns: nothing allocates
 /// there until the next script of that engine, maybe never. So when an engine is put back after a
 /// call (`put`), its VMs' size (the engine's own byte counters: a few dozen instructions) is
-/// compared with its mark, `collect_at`, and past it the engine collects in full (`Engine::collect`), the freed pages go back to
-/// the system (`alloc::trim_if_freed`), and the next mark is half the live size above it, at least
-/// `COLLECT_GROWTH`: a collection costs about the live size, so its cost per byte a script
-/// allocates stays bounded, and memory returns at the end of the call that made the garbage, as
-/// Redis steps its Lua GC after each call.
+/// compared with its mark, `collect_at`; past it, the server's cron (`collect_due`), once the
+/// engine has run no call for a cron period, has it collect in full (`Engine::collect`), gives the freed
+/// pages back to the system (`alloc::trim_if_freed`), and sets the next mark half the live size
+/// above it, at least `COLLECT_GROWTH`: a collection costs about the live size, so its cost per
+/// byte a script allocates stays bounded, no call waits for it, and memory returns within two
+/// cron periods of the last call.
 ///
 /// VM memory is not `used_memory` (see `State::used_memory`): Luau's VM, which `mlua` allocates
 /// through Rust's allocator, is reported to `alloc` (`alloc::set_vm`) so it is kept out of it.
@@ -289,11 +290,14 @@ impl Scripting {
             scratch: Scratch::default(),
             functions: function::Libraries::default(),
         };
-        // The first `put` sets each engine's mark and tells `alloc` what Luau's VM holds.
+        // The first `put` and collection set each engine's mark and tell `alloc` what Luau's VM
+        // holds.
         for id in EngineId::ALL {
             let engine = scripting.take(id);
             scripting.put(engine);
         }
+        scripting.collect_due();
+        scripting.collect_due();
         crate::alloc::restart_peak();
         scripting
     }
@@ -316,29 +320,51 @@ impl Scripting {
 
     /// Puts an engine back after a call (or a load, a flush), collecting its VMs in full if they
     /// grew past their mark (see the type's docs).
-    pub fn put(&mut self, mut engine: Box<dyn Engine>) {
+    pub fn put(&mut self, engine: Box<dyn Engine>) {
         let slot = engine.id().index();
         let e = &mut self.engines;
-        let mut held = engine.memory() + engine.functions_memory();
+        let held = engine.memory() + engine.functions_memory();
+        e.used_since_tick[slot] = true;
         if held > e.collect_at[slot] {
-            engine.collect();
-            let after = engine.memory() + engine.functions_memory();
-            crate::alloc::note_freed(held.saturating_sub(after));
-            held = after;
-            e.collect_at[slot] = held + (held / 2).max(COLLECT_GROWTH);
+            // Collected by `collect_due`, from the cron once the engine is idle: neither the
+            // reply of the call that grew the VM nor the next calls wait for it (a full
+            // collection costs about the live size; while calls come, the VM's own collector
+            // keeps pace).
+            e.collect_due[slot] = true;
         } else {
             // A VM that shrank (a flush, a dropped library) gets a lower mark.
             e.collect_at[slot] = e.collect_at[slot].min(held + (held / 2).max(COLLECT_GROWTH));
         }
-        // What this collection or the run freed (an engine collects by itself near its limit,
-        // and rebuilds a VM a stopped run left unusable) goes back to the system.
+        // What the run freed (an engine collects by itself near its limit, and rebuilds a VM a
+        // stopped run left unusable) goes back to the system.
         crate::alloc::trim_if_freed(TRIM_AFTER);
-        let in_rust = if engine.allocates_in_rust() { held } else { 0 };
-        if in_rust > 0 || e.in_rust[slot] > 0 {
-            e.in_rust[slot] = in_rust;
-            crate::alloc::set_vm(e.in_rust.iter().sum(), false);
-        }
+        e.note_in_rust(slot, &*engine, held);
         e[slot] = Some(engine);
+    }
+
+    /// Collects in full the VMs a call left past their mark (see the type's docs) whose engine
+    /// ran no call since the last time, and sets their next mark: called by the server's cron, so
+    /// memory comes back within two cron periods of the last call.
+    pub fn collect_due(&mut self) {
+        let e = &mut self.engines;
+        for slot in 0..e.slots.len() {
+            let idle = !std::mem::take(&mut e.used_since_tick[slot]);
+            if !(e.collect_due[slot] && idle) {
+                continue;
+            }
+            e.collect_due[slot] = false;
+            let Some(mut engine) = e.slots[slot].take() else {
+                continue;
+            };
+            let held = engine.memory() + engine.functions_memory();
+            engine.collect();
+            let after = engine.memory() + engine.functions_memory();
+            crate::alloc::note_freed(held.saturating_sub(after));
+            e.collect_at[slot] = after + (after / 2).max(COLLECT_GROWTH);
+            e.note_in_rust(slot, &*engine, after);
+            e.slots[slot] = Some(engine);
+        }
+        crate::alloc::trim_if_freed(TRIM_AFTER);
     }
 
     /// Gives every engine its memory limit from `config` (after CONFIG SET).
@@ -430,6 +456,21 @@ struct Engines {
     /// The bytes the engine's VMs hold in the Rust heap (see `Engine::allocates_in_rust`), as of
     /// its last `put`.
     in_rust: [usize; 6],
+    /// Past its mark at its last `put`: `collect_due` collects it once the engine is idle.
+    collect_due: [bool; 6],
+    /// Put back (so, called) since the last `collect_due`.
+    used_since_tick: [bool; 6],
+}
+
+impl Engines {
+    /// Keeps what the engine in `slot`, holding `held` bytes, has in the Rust heap, for `alloc`.
+    fn note_in_rust(&mut self, slot: usize, engine: &dyn Engine, held: usize) {
+        let in_rust = if engine.allocates_in_rust() { held } else { 0 };
+        if in_rust > 0 || self.in_rust[slot] > 0 {
+            self.in_rust[slot] = in_rust;
+            crate::alloc::set_vm(self.in_rust.iter().sum(), false);
+        }
+    }
 }
 
 impl std::ops::Index<usize> for Engines {

@@ -865,6 +865,7 @@ impl<'a> Io<'a> {
             }
         }
         self.active_expire();
+        self.state.scripting.collect_due();
         crate::persist::cron(self.state);
         let samples = &mut self.state.stats.ops_samples;
         samples.push((Instant::now(), self.state.stats.total_commands_processed));
