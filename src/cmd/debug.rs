@@ -13,7 +13,7 @@ use std::io::Write as _;
 use super::parse::is;
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, Guard, ADMIN, LOADING, NOSCRIPT, STALE};
 use crate::resp::reply::{NOT_INT, NO_SUCH_KEY};
-use crate::store::{Hash, Str, Value, NO_EXPIRE};
+use crate::store::{Str, Value, NO_EXPIRE};
 use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
 use crate::warning;
 
@@ -300,26 +300,10 @@ fn listpack(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
         return Err(NO_SUCH_KEY.into());
     };
     db.stats.hits += 1;
-    let mut lp = crate::persist::rdb::Listpack::default();
-    match &db.dict.value_at(slot).val {
-        Value::Hash(h) if matches!(**h, Hash::Listpack(_)) => {
-            for (f, v) in h.iter() {
-                lp.push(f);
-                lp.push(v);
-            }
-        }
-        Value::ZSet(z) if z.is_listpack() => {
-            let mut at = z.first();
-            while let Some(id) = at {
-                let (m, s) = z.get(id);
-                lp.push(m);
-                lp.push(fmt_listpack_score(s).as_bytes());
-                at = z.next(id);
-            }
-        }
-        _ => return Err("ERR Not a listpack encoded object.".into()),
-    }
-    let repr = lp_repr(&lp.finish());
+    let Some(lp) = crate::persist::rdb::as_listpack(&db.dict.value_at(slot).val) else {
+        return Err("ERR Not a listpack encoded object.".into());
+    };
+    let repr = lp_repr(&lp);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(repr.as_bytes());
     let _ = out.flush();

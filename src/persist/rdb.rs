@@ -334,6 +334,34 @@ pub fn put_object(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
     put_body(b, v, opts);
 }
 
+/// The listpack Redis holds for a listpack-encoded hash or sorted set (what DUMP writes, what
+/// DEBUG LISTPACK shows); `None` for any other value.
+pub fn as_listpack(v: &Value) -> Option<Vec<u8>> {
+    let mut lp = Listpack::default();
+    match v {
+        Value::Hash(h) => match &**h {
+            Hash::Listpack(pairs) => {
+                for (k, v) in pairs {
+                    lp.push(k);
+                    lp.push(v);
+                }
+            }
+            Hash::Table(_) => return None,
+        },
+        Value::ZSet(z) if z.is_listpack() => {
+            let mut at = z.first();
+            while let Some(id) = at {
+                let (m, s) = z.get(id);
+                lp.push(m);
+                lp.push(fmt_listpack_score(s).as_bytes());
+                at = z.next(id);
+            }
+        }
+        _ => return None,
+    }
+    Some(lp.finish())
+}
+
 /// A value's body (`rdbSaveObject`), without the type byte.
 fn put_body(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
     match v {
@@ -341,13 +369,8 @@ fn put_body(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
         Value::Str(Str::Bytes { data, .. }) => put_str(b, data, opts.compress),
         Value::List(l) => put_list(b, l, opts),
         Value::Hash(h) => match &**h {
-            Hash::Listpack(pairs) => {
-                let mut lp = Listpack::default();
-                for (k, v) in pairs {
-                    lp.push(k);
-                    lp.push(v);
-                }
-                put_str(b, &lp.finish(), opts.compress);
+            Hash::Listpack(_) => {
+                put_str(b, &as_listpack(v).expect("a listpack hash"), opts.compress);
             }
             Hash::Table(d) => {
                 put_len(b, d.len() as u64);
@@ -382,15 +405,7 @@ fn put_body(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
             }
         },
         Value::ZSet(z) if z.is_listpack() => {
-            let mut lp = Listpack::default();
-            let mut at = z.first();
-            while let Some(id) = at {
-                let (m, s) = z.get(id);
-                lp.push(m);
-                lp.push(fmt_listpack_score(s).as_bytes());
-                at = z.next(id);
-            }
-            put_str(b, &lp.finish(), opts.compress);
+            put_str(b, &as_listpack(v).expect("a listpack zset"), opts.compress);
         }
         Value::ZSet(z) => {
             // From the greatest to the smallest, as Redis (its loader then inserts at the head).
