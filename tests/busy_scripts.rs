@@ -65,6 +65,16 @@ fn runaways() -> Vec<Runaway> {
     ]
 }
 
+/// Loads the library whose function `spin` never returns (the FCALL runaway).
+fn load_spin_function(c: &mut Raw) {
+    let lib =
+        "#!lua name=spinlib\nredis.register_function('spin', function() while true do end end)";
+    assert_eq!(
+        c.cmd(&[b"FUNCTION", b"LOAD", lib.as_bytes()]),
+        b"$7\r\nspinlib\r\n"
+    );
+}
+
 fn slow(c: &mut Raw) -> &mut Raw {
     c.s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     c
@@ -78,12 +88,7 @@ fn slow(c: &mut Raw) -> &mut Raw {
 fn every_waiting_client_is_answered_during_a_busy_script() {
     let g = goblin(&["--busy-reply-threshold", "50"]);
     let mut admin = g.raw();
-    let lib =
-        "#!lua name=spinlib\nredis.register_function('spin', function() while true do end end)";
-    assert_eq!(
-        admin.cmd(&[b"FUNCTION", b"LOAD", lib.as_bytes()]),
-        b"$7\r\nspinlib\r\n"
-    );
+    load_spin_function(&mut admin);
     assert_eq!(admin.cmd_str("SET kept value"), b"+OK\r\n");
     let mut runs = 0;
     for r in runaways() {
@@ -153,12 +158,7 @@ fn a_script_run_after_a_pause_still_serves_the_others() {
 fn the_log_names_the_killed_engine() {
     let g = goblin(&["--busy-reply-threshold", "50", "--logfile", "goblin.log"]);
     let mut admin = g.raw();
-    let lib =
-        "#!lua name=spinlib\nredis.register_function('spin', function() while true do end end)";
-    assert_eq!(
-        admin.cmd(&[b"FUNCTION", b"LOAD", lib.as_bytes()]),
-        b"$7\r\nspinlib\r\n"
-    );
+    load_spin_function(&mut admin);
     for r in runaways() {
         let mut a = g.raw();
         let spin: Vec<&[u8]> = r.spin.iter().map(|a| a.as_slice()).collect();
