@@ -88,9 +88,10 @@ fn main() -> ExitCode {
             libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
         }
     }
-    server::oom::apply(&config, server::oom::Class::Server);
+    goblin_core::config::oom::apply(&config, goblin_core::config::oom::Class::Server);
     let table = server::table::Table::build(goblin_core::cmd::families());
-    let state = server::State::new(config, config_file, table);
+    let scripting = Box::new(goblin_core::script::Scripting::new(&config));
+    let state = server::State::new(config, config_file, table, scripting);
     let mut srv = match server::Server::new(state) {
         Ok(s) => s,
         Err(e) => {
@@ -100,7 +101,7 @@ fn main() -> ExitCode {
     };
     notice!("Running mode=standalone, port={}.", srv.tcp_port());
     srv.state.startup_memory = srv.state.used_memory();
-    if let Err(e) = goblin_core::persist::load_at_startup(&mut srv.state) {
+    if let Err(e) = server::persistence::load_at_startup(&mut srv.state) {
         warning!("{e}");
         return ExitCode::FAILURE;
     }

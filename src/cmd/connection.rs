@@ -2,8 +2,8 @@
 
 use super::parse::{int, is, text};
 use super::{
-    err, Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_AUTH,
-    NO_QUEUE, STALE, SUB_OK,
+    err, Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, DISK_ERROR_DENIED, FAST, LOADING,
+    MULTI_OOM_OK, NOSCRIPT, NO_AUTH, NO_QUEUE, STALE, SUB_OK,
 };
 use crate::config::REDIS_VERSION;
 use crate::resp::reply::{DB_INDEX, SYNTAX};
@@ -95,6 +95,9 @@ fn auth(ctx: &mut Ctx, args: Args) -> CmdResult {
     if args.len() > 3 {
         return Err(SYNTAX.into());
     }
+    for i in 1..args.len() {
+        ctx.redact(i);
+    }
     if args.len() == 2 {
         if ctx.srv.config.requirepass.is_empty() {
             return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
@@ -133,6 +136,8 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
     while j < args.len() {
         let more = args.len() - 1 - j;
         if is(&args[j], "auth") && more >= 2 {
+            ctx.redact(j + 1);
+            ctx.redact(j + 2);
             creds = Some((&args[j + 1], &args[j + 2]));
             j += 3;
         } else if is(&args[j], "setname") && more >= 1 {
@@ -648,7 +653,7 @@ const CLIENT_SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("ping", ping, -1, FAST | SUB_OK)
+    Command::new("ping", ping, -1, FAST | SUB_OK | DISK_ERROR_DENIED)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .group(GROUP)
         .doc(
@@ -667,7 +672,7 @@ pub const COMMANDS: &[Command] = &[
         "quit",
         quit,
         -1,
-        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK | MULTI_OOM_OK,
     )
     .group(GROUP)
     .doc("Close the connection", "1.0.0", "O(1)", ""),
@@ -675,7 +680,7 @@ pub const COMMANDS: &[Command] = &[
         "reset",
         reset,
         1,
-        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | NO_QUEUE | SUB_OK | MULTI_OOM_OK,
     )
     .group(GROUP)
     .doc("Reset the connection", "6.2.0", "O(1)", ""),

@@ -228,14 +228,14 @@ fn reload(ctx: &mut Ctx, args: Args) -> CmdResult {
             );
         }
     }
-    if save && crate::persist::save(ctx.srv).is_err() {
+    if save && crate::persist::save(&mut ctx.srv.persistence()).is_err() {
         return Err("ERR".into());
     }
     // As Redis's emptyData: WATCHers of existing keys fail, blocked clients look again.
     for db in 0..ctx.srv.dbs.len() {
         ctx.signal_flushed(db);
     }
-    match crate::persist::load_file(ctx.srv) {
+    match crate::persist::load_file(&mut ctx.srv.persistence()) {
         Ok(Some(_)) => {
             warning!("DB reloaded by DEBUG RELOAD");
             ctx.out.ok();
@@ -259,7 +259,7 @@ fn loadaof(ctx: &mut Ctx) -> CmdResult {
     for db in 0..ctx.srv.dbs.len() {
         ctx.signal_flushed(db);
     }
-    if let Err(e) = crate::persist::aof::debug_load(ctx.srv) {
+    if let Err(e) = crate::server::persistence::reload_aof(ctx.srv) {
         warning!("DEBUG LOADAOF failed: {e}. Exiting.");
         std::process::exit(1);
     }

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use super::parse::is;
 use super::{
-    err, Args, CmdResult, Command, Ctx, ALLOW_BUSY, DENYOOM, LOADING, MAY_REPLICATE, MOVABLEKEYS,
-    NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE, WRITE,
+    err, Args, CmdResult, Command, Ctx, ALLOW_BUSY, DENYOOM, FUNCTION_CALL, LOADING, MAY_REPLICATE,
+    MOVABLEKEYS, NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE, WRITE,
 };
 use crate::persist::rdb;
 use crate::script::function::engine_label;
-use crate::script::{EngineId, Flags, Run, Running};
+use crate::script::{EngineId, Flags, Run, Running, Scripting};
 
 const GROUP: &str = "scripting";
 
@@ -42,7 +42,9 @@ fn function_load(ctx: &mut Ctx, args: Args) -> CmdResult {
         replace = true;
     }
     let code = &args[args.len() - 1];
-    let name = ctx.srv.scripting.load_library(code, replace).map_err(err)?;
+    let name = Scripting::of_mut(ctx.srv)
+        .load_library(code, replace)
+        .map_err(err)?;
     ctx.srv.dirty += 1;
     ctx.out.bulk(name.as_bytes());
     Ok(())
@@ -75,9 +77,7 @@ fn function_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         i += 1;
     }
-    let libs: Vec<_> = ctx
-        .srv
-        .scripting
+    let libs: Vec<_> = Scripting::of(ctx.srv)
         .functions
         .iter()
         .filter(|l| {
@@ -127,7 +127,7 @@ fn function_list(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `FUNCTION DELETE library-name` — `+OK`; the library and its functions are gone.
 fn function_delete(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if !ctx.srv.scripting.delete_library(&args[2]) {
+    if !Scripting::of_mut(ctx.srv).delete_library(&args[2]) {
         return Err("ERR Library not found".into());
     }
     ctx.srv.dirty += 1;
@@ -146,7 +146,7 @@ fn function_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
     if args.len() == 3 && !is(&args[2], "sync") && !is(&args[2], "async") {
         return Err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option".into());
     }
-    ctx.srv.scripting.flush_libraries();
+    Scripting::of_mut(ctx.srv).flush_libraries();
     ctx.srv.dirty += 1;
     ctx.out.ok();
     Ok(())
@@ -158,8 +158,8 @@ fn function_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `FUNCTION DUMP` — every library as Redis's payload: per library the RDB function opcode and its
 /// code, then the RDB version and a CRC64, as DUMP's.
 fn function_dump(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let opts = crate::persist::opts(&ctx.srv.config);
-    let libs = &ctx.srv.scripting.functions;
+    let opts = ctx.srv.persist.save_opts(&ctx.srv.config);
+    let libs = &Scripting::of(ctx.srv).functions;
     let payload = rdb::functions_payload(libs.iter().map(|l| &l.code[..]), opts);
     ctx.out.bulk(&payload);
     Ok(())
@@ -187,7 +187,7 @@ fn function_restore(ctx: &mut Ctx, args: Args) -> CmdResult {
             ),
         };
     let codes = rdb::restore_functions(&args[2]).map_err(err)?;
-    let scripting = &mut ctx.srv.scripting;
+    let scripting = Scripting::of_mut(ctx.srv);
     let set = scripting.compile_libraries(&codes).map_err(err)?;
     if policy == "flush" {
         scripting.swap_libraries(set);
@@ -208,7 +208,7 @@ fn function_restore(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// and `duration_ms`) and `engines` (every engine with its `libraries_count` and
 /// `functions_count`). While a script (EVAL) runs: BUSY.
 fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let running = &ctx.srv.scripting.running;
+    let running = &ctx.srv.script_running;
     if running.active && running.function.is_none() {
         return Err(crate::script::BUSY_ERROR.into());
     }
@@ -231,7 +231,7 @@ fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
     out.bulk_str("engines");
     out.map(EngineId::ALL.len());
     for e in EngineId::ALL {
-        let (libs, funcs) = ctx.srv.scripting.functions.counts(e);
+        let (libs, funcs) = Scripting::of(ctx.srv).functions.counts(e);
         out.bulk_str(&engine_label(e));
         out.map(2);
         out.bulk_str("libraries_count");
@@ -248,7 +248,7 @@ fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// `FUNCTION KILL` — stops the running function if it has not written (`UNKILLABLE` once it has);
 /// `NOTBUSY` when none runs; BUSY when what runs is a script (SCRIPT KILL's).
 fn function_kill(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.srv.scripting.running.kill(true, "FUNCTION KILL")?;
+    ctx.srv.script_running.kill(true, "FUNCTION KILL")?;
     ctx.out.ok();
     Ok(())
 }
@@ -304,7 +304,7 @@ fn function_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 
 /// FCALL and FCALL_RO (Redis's `fcallCommandGeneric`).
 fn fcall_generic(ctx: &mut Ctx, args: Args, ro: bool) -> CmdResult {
-    let Some(found) = ctx.srv.scripting.find_function(&args[1]) else {
+    let Some(found) = Scripting::of(ctx.srv).find_function(&args[1]) else {
         return Err("ERR Function not found".into());
     };
     let n = crate::util::parse_i64(&args[2]).ok_or("ERR Bad number of keys provided")?;
@@ -317,21 +317,21 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, ro: bool) -> CmdResult {
     crate::script::check_declared(ctx.srv, found.flags, ro)?;
     let all = args.tail(3);
     let (keys, argv) = (all.head(n as usize), all.tail(n as usize));
-    ctx.srv.scripting.running = Running {
+    ctx.srv.script_running = Running {
         active: true,
         client: ctx.id,
-        engine: Some(found.engine),
+        engine: Some(found.engine.title()),
         function: Some(found.name.into()),
         command: args.iter().map(|a| a.to_vec()).collect(),
         since: Some(Instant::now()),
         ..Default::default()
     };
-    let mut engine = ctx.srv.scripting.take(found.engine);
+    let mut engine = Scripting::of_mut(ctx.srv).take(found.engine);
     let mut run = Run::new(ctx, [b'0'; 40], found.flags, ro);
     engine.call_function(&mut run, found.lib, found.index, keys, argv);
     drop(run);
-    ctx.srv.scripting.put(engine);
-    ctx.srv.scripting.running = Running::default();
+    Scripting::of_mut(ctx.srv).put(engine);
+    ctx.srv.script_running = Running::default();
     Ok(())
 }
 
@@ -451,28 +451,38 @@ const SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("fcall", fcall, -3, FCALL_FLAGS | MAY_REPLICATE)
-        .key_num(2, RW | ACCESS | UPDATE)
-        .key_notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")
-        .key_finder(fcall_keys)
-        .group(GROUP)
-        .doc(
-            "Invoke a function",
-            "7.0.0",
-            "Depends on the function that is executed.",
-            "function numkeys:integer [key [key ...]] [arg [arg ...]]",
-        ),
-    Command::new("fcall_ro", fcall_ro, -3, FCALL_FLAGS | READONLY)
-        .key_num(2, RO | ACCESS)
-        .key_notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
-        .key_finder(fcall_keys)
-        .group(GROUP)
-        .doc(
-            "Invoke a read-only function",
-            "7.0.0",
-            "Depends on the function that is executed.",
-            "function numkeys:integer [key [key ...]] [arg [arg ...]]",
-        ),
+    Command::new(
+        "fcall",
+        fcall,
+        -3,
+        FCALL_FLAGS | MAY_REPLICATE | FUNCTION_CALL,
+    )
+    .key_num(2, RW | ACCESS | UPDATE)
+    .key_notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")
+    .key_finder(fcall_keys)
+    .group(GROUP)
+    .doc(
+        "Invoke a function",
+        "7.0.0",
+        "Depends on the function that is executed.",
+        "function numkeys:integer [key [key ...]] [arg [arg ...]]",
+    ),
+    Command::new(
+        "fcall_ro",
+        fcall_ro,
+        -3,
+        FCALL_FLAGS | READONLY | FUNCTION_CALL,
+    )
+    .key_num(2, RO | ACCESS)
+    .key_notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
+    .key_finder(fcall_keys)
+    .group(GROUP)
+    .doc(
+        "Invoke a read-only function",
+        "7.0.0",
+        "Depends on the function that is executed.",
+        "function numkeys:integer [key [key ...]] [arg [arg ...]]",
+    ),
     Command::container("function", -2, SUBCOMMANDS)
         .group(GROUP)
         .doc(

@@ -3,7 +3,10 @@
 
 use super::keyspec::{ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::parse::{int, is, scan_args, text, ScanArgs};
-use super::{acl, err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
+use super::{
+    acl, err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, TOUCHES_ANYWAY,
+    WRITE,
+};
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
 use crate::server::evict::{Pick, Policy};
 use crate::server::notify::GENERIC;
@@ -570,7 +573,7 @@ pub const COMMANDS: &[Command] = &[
         .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .doc("Determine if a key exists", "1.0.0", "O(N) where N is the number of keys to check.", "key [key ...]"),
-    Command::new("touch", touch, -2, READONLY | FAST).key_range(1, -1, 1, RO).group(GROUP)
+    Command::new("touch", touch, -2, READONLY | FAST | TOUCHES_ANYWAY).key_range(1, -1, 1, RO).group(GROUP)
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .doc("Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", "O(N) where N is the number of keys that will be touched.", "key [key ...]"),
     Command::new("type", type_, 2, READONLY | FAST).key(1, RO).group(GROUP)

@@ -834,3 +834,152 @@ pub const COMMANDS: &[Command] = &[
     Command::new("blmpop", blmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_num(2, RW | ACCESS | DELETE).key_finder(blmpop_keys).group(GROUP)
         .doc("Pop elements from a list, or block until one is available", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", "timeout:double numkeys:integer key [key ...] where:(LEFT | RIGHT) [COUNT count:integer]"),
 ];
+
+/// The kernel's blocking machinery (server/blocking.rs) driven through the list family's blocking
+/// commands, in process: what a client waits for, in what order it is served, and its timeout.
+#[cfg(test)]
+mod blocking_tests {
+    use std::time::Duration;
+
+    use slab::Slab;
+
+    use crate::config::Config;
+    use crate::resp::parser::Args;
+    use crate::resp::reply::Reply;
+    use crate::server::blocking::{handle_timeouts, serve_ready, unblock_by_request};
+    use crate::server::client::Client;
+    use crate::server::client::Conn;
+    use crate::server::ctx::Ctx;
+    use crate::server::{gate, State};
+
+    /// A client on a real (loopback) socket nobody reads: enough for handlers and reply buffers.
+    fn client(clients: &mut Slab<Client>, keep: &mut Vec<std::net::TcpStream>) -> usize {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        keep.push(peer);
+        let conn = Conn::Tcp(mio::net::TcpStream::from_std(s));
+        let id = clients.len() as u64 + 1;
+        let mut c = Client::new(id, conn, 0, String::new(), String::new(), false);
+        c.authenticated = true;
+        clients.insert(c)
+    }
+
+    /// Runs one command line as client `id`, as the server does (serving ready keys after it).
+    fn run(srv: &mut State, clients: &mut Slab<Client>, id: usize, line: &str) -> Vec<u8> {
+        let words: Vec<&str> = line.split(' ').collect();
+        let mut buf = Vec::new();
+        let mut spans = Vec::new();
+        for w in &words {
+            let s = buf.len();
+            buf.extend_from_slice(w.as_bytes());
+            spans.push((s, buf.len()));
+        }
+        let mut out = std::mem::take(&mut clients[id].out);
+        let mark = out.buf.len();
+        {
+            let db = clients[id].db;
+            let mut ctx = Ctx {
+                srv,
+                clients,
+                id,
+                db,
+                out: &mut out,
+                reactor: None,
+            };
+            gate::execute(&mut ctx, Args::new(&buf, &spans));
+        }
+        let reply = out.buf[mark..].to_vec();
+        clients[id].out = out;
+        serve_ready(srv, clients);
+        reply
+    }
+
+    /// A server with every command family and engine, as `main` builds it.
+    fn server() -> State {
+        let config = Config::default();
+        let scripting = Box::new(crate::script::Scripting::new(&config));
+        let table = crate::server::table::Table::build(crate::cmd::families());
+        State::new(config, None, table, scripting)
+    }
+
+    fn taken(clients: &mut Slab<Client>, id: usize) -> Vec<u8> {
+        std::mem::replace(&mut clients[id].out, Reply::new(false)).buf
+    }
+
+    #[test]
+    fn deny_blocking_answers_at_once() {
+        let mut srv = server();
+        let mut clients = Slab::new();
+        let mut keep = Vec::new();
+        let c = client(&mut clients, &mut keep);
+        clients[c].deny_blocking = true;
+        assert_eq!(run(&mut srv, &mut clients, c, "BLPOP k 0"), b"*-1\r\n");
+        assert_eq!(run(&mut srv, &mut clients, c, "BRPOP k j 1"), b"*-1\r\n");
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLMPOP 0 1 k LEFT"),
+            b"*-1\r\n"
+        );
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLMOVE k d LEFT LEFT 0"),
+            b"$-1\r\n"
+        );
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BRPOPLPUSH k d 0"),
+            b"$-1\r\n"
+        );
+        assert!(clients[c].blocked.is_none());
+        assert_eq!(srv.blocking.blocked_clients, 0);
+        assert!(srv.key_events.is_empty());
+        // Errors and data still answer as usual.
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLPOP k -1"),
+            b"-ERR timeout is negative\r\n"
+        );
+        run(&mut srv, &mut clients, c, "RPUSH k a");
+        assert_eq!(
+            run(&mut srv, &mut clients, c, "BLPOP k 0"),
+            b"*2\r\n$1\r\nk\r\n$1\r\na\r\n"
+        );
+    }
+
+    #[test]
+    fn blocks_then_served_fifo_by_reexecution() {
+        let mut srv = server();
+        let mut clients = Slab::new();
+        let mut keep = Vec::new();
+        let (a, b, p) = (
+            client(&mut clients, &mut keep),
+            client(&mut clients, &mut keep),
+            client(&mut clients, &mut keep),
+        );
+        assert_eq!(run(&mut srv, &mut clients, a, "BLPOP k 0"), b"");
+        assert_eq!(run(&mut srv, &mut clients, b, "BLPOP x k 5"), b"");
+        assert_eq!(srv.blocking.blocked_clients, 2);
+        assert_eq!(srv.blocking.in_timeout_table(), 1);
+        assert!(clients[a].blocked.is_some());
+        run(&mut srv, &mut clients, p, "RPUSH k 1");
+        assert_eq!(taken(&mut clients, a), b"*2\r\n$1\r\nk\r\n$1\r\n1\r\n");
+        assert_eq!(taken(&mut clients, b), b"");
+        assert_eq!(srv.blocking.blocked_clients, 1);
+        run(&mut srv, &mut clients, p, "RPUSH k 2 3");
+        assert_eq!(taken(&mut clients, b), b"*2\r\n$1\r\nk\r\n$1\r\n2\r\n");
+        assert_eq!(srv.blocking.blocked_clients, 0);
+        assert_eq!(srv.blocking.in_timeout_table(), 0);
+        assert!(srv.key_events.is_empty());
+        assert_eq!(srv.blocking.unblocked, vec![a, b]);
+        // Unblocking by request, and a timeout already passed.
+        run(&mut srv, &mut clients, a, "BLPOP q 0");
+        assert!(unblock_by_request(&mut srv, &mut clients, a, true));
+        assert_eq!(
+            taken(&mut clients, a),
+            b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+        );
+        assert!(!unblock_by_request(&mut srv, &mut clients, a, true));
+        run(&mut srv, &mut clients, a, "BLMOVE q d LEFT LEFT 0.001");
+        std::thread::sleep(Duration::from_millis(5));
+        handle_timeouts(&mut srv, &mut clients);
+        assert_eq!(taken(&mut clients, a), b"*-1\r\n");
+        assert_eq!(srv.blocking.blocked_clients, 0);
+    }
+}

@@ -13,6 +13,7 @@
 use super::parse::{int, is};
 use super::{Args, CmdResult, Command, Ctx, READONLY};
 use crate::resp::reply::{Reply, SYNTAX};
+use crate::script::Scripting;
 use crate::server::State;
 use crate::store::Entry;
 
@@ -53,10 +54,10 @@ impl Overhead {
             rss: crate::alloc::rss(),
             clients_normal: clients.iter().map(|(_, c)| c.memory()).sum(),
             clients: clients.len(),
-            aof_buffer: crate::persist::aof::buffer_bytes(srv),
-            vms: srv.scripting.vm_total(),
-            script_caches: srv.scripting.cached_body_bytes(),
-            function_caches: srv.scripting.functions.code_bytes(),
+            aof_buffer: crate::persist::aof::buffer_bytes(&srv.config, &srv.persist),
+            vms: Scripting::of(srv).vm_total(),
+            script_caches: Scripting::of(srv).cached_body_bytes(),
+            function_caches: Scripting::of(srv).functions.code_bytes(),
             dbs: Vec::new(),
             keys: 0,
             overhead_total: 0,
@@ -223,7 +224,7 @@ fn memory_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// `MEMORY DOCTOR` — a report of memory problems found, as text (verbatim in RESP3).
 fn memory_doctor(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let o = Overhead::of(ctx.srv, ctx.clients);
-    let report = doctor(&o, ctx.srv.scripting.cached_scripts());
+    let report = doctor(&o, Scripting::of(ctx.srv).cached_scripts());
     ctx.out.verbatim(report.as_bytes());
     Ok(())
 }

@@ -12,7 +12,10 @@
 //! (`isWatchedKeyExpired`). EXEC, DISCARD, RESET and disconnection unwatch everything.
 
 use super::keyspec::RO;
-use super::{Args, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, NOSCRIPT, NO_QUEUE, STALE};
+use super::{
+    Args, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, MULTI_OOM_OK, NOSCRIPT, NO_QUEUE,
+    RUNS_QUEUE, STALE,
+};
 use crate::server::gate;
 use crate::server::multi::{discard_transaction, unwatch_all, watch_key, watched_key_expired};
 
@@ -131,7 +134,7 @@ pub const COMMANDS: &[Command] = &[
         "exec",
         exec,
         1,
-        NOSCRIPT | LOADING | STALE | super::SKIP_SLOWLOG | NO_QUEUE,
+        NOSCRIPT | LOADING | STALE | super::SKIP_SLOWLOG | NO_QUEUE | RUNS_QUEUE | MULTI_OOM_OK,
     )
     .group(GROUP)
     .doc(
@@ -144,7 +147,7 @@ pub const COMMANDS: &[Command] = &[
         "discard",
         discard,
         1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NO_QUEUE,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NO_QUEUE | MULTI_OOM_OK,
     )
     .group(GROUP)
     .doc(

@@ -23,7 +23,7 @@ fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
     if ctx.srv.persist.child.is_some() {
         return Err("ERR Background save already in progress".into());
     }
-    match persist::save(ctx.srv) {
+    match persist::save(&mut ctx.srv.persistence()) {
         Ok(()) => ctx.out.ok(),
         Err(_) => return Err("ERR".into()),
     }
@@ -43,7 +43,7 @@ fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
     if ctx.srv.persist.child.is_some() && !schedule {
         return Err("ERR Background save already in progress".into());
     }
-    if persist::aof::child_active(ctx.srv) {
+    if ctx.srv.persist.child_active() {
         if schedule {
             ctx.srv.persist.scheduled = true;
             ctx.out.simple("Background saving scheduled");
@@ -51,7 +51,7 @@ fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
     }
-    match persist::bgsave(ctx.srv) {
+    match persist::bgsave(&mut ctx.srv.persistence()) {
         Ok(_) => ctx.out.simple("Background saving started"),
         Err(_) => return Err("ERR".into()),
     }
@@ -67,7 +67,7 @@ fn bgrewriteaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
     if ctx.srv.persist.aof.child.is_some() {
         return Err("ERR Background append only file rewriting already in progress".into());
     }
-    if persist::aof::child_active(ctx.srv) || ctx.client().tx.running > 0 {
+    if ctx.srv.persist.child_active() || ctx.client().tx.running > 0 {
         let a = &mut ctx.srv.persist.aof;
         a.scheduled = true;
         a.consecutive_failures = 0;
@@ -75,7 +75,7 @@ fn bgrewriteaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
             .simple("Background append only file rewriting scheduled");
         return Ok(());
     }
-    match persist::aof::rewrite_start(ctx.srv) {
+    match persist::aof::rewrite_start(&mut ctx.srv.persistence()) {
         Ok(()) => ctx.out.simple("Background append only file rewriting started"),
         Err(_) => return Err("ERR Can't execute an AOF background rewriting. Please check the server logs for more information.".into()),
     }
@@ -96,7 +96,7 @@ fn lastsave(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// # Format
 /// `DUMP key` — the value's RDB serialization + RDB version + CRC64, or nil.
 fn dump(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let opts = persist::opts(&ctx.srv.config);
+    let opts = ctx.srv.persist.save_opts(&ctx.srv.config);
     match ctx.db().lookup(&args[1]) {
         Some(e) => {
             let p = rdb::dump_payload(&e.val, opts);

@@ -7,10 +7,10 @@ use super::keyspec::{ACCESS, RO, RW, UPDATE};
 use super::parse::{int, is, text};
 use super::{
     Args, CmdError, CmdResult, Command, Ctx, ALLOW_BUSY, LOADING, MAY_REPLICATE, MOVABLEKEYS,
-    NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SKIP_MONITOR, STALE,
+    NOSCRIPT, NO_MANDATORY_KEYS, READONLY, SCRIPT_BODY, SCRIPT_SHA, SKIP_MONITOR, STALE,
 };
 use crate::script::cache::{parse_sha, sha1_hex, Sha};
-use crate::script::{Engine, EngineId, Run};
+use crate::script::{Engine, EngineId, Run, Scripting};
 
 const GROUP: &str = "scripting";
 
@@ -33,9 +33,9 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool) -> CmdResult {
     let id = EngineId::of_command(name);
     let ro = name.len() >= 3 && name[name.len() - 3..].eq_ignore_ascii_case(b"_ro");
     let (keys, argv) = keys_and_args(args)?;
-    let mut engine = ctx.srv.scripting.take(id);
+    let mut engine = Scripting::of_mut(ctx.srv).take(id);
     let result = run_script(ctx, &mut engine, args, by_sha, ro, keys, argv);
-    ctx.srv.scripting.put(engine);
+    Scripting::of_mut(ctx.srv).put(engine);
     result
 }
 
@@ -63,16 +63,16 @@ fn run_script(
         return Err(NOSCRIPT_ERROR.into());
     };
     crate::script::check_declared(ctx.srv, flags, ro)?;
-    ctx.srv.scripting.running = crate::script::Running {
+    ctx.srv.script_running = crate::script::Running {
         active: true,
         client: ctx.id,
-        engine: Some(engine.id()),
+        engine: Some(engine.id().title()),
         ..Default::default()
     };
     let mut run = Run::new(ctx, sha, flags, ro);
     engine.run(&mut run, &sha, keys, argv);
     drop(run);
-    ctx.srv.scripting.running = Default::default();
+    ctx.srv.script_running = Default::default();
     Ok(())
 }
 
@@ -103,9 +103,9 @@ fn script_load(ctx: &mut Ctx, args: Args) -> CmdResult {
     let id = EngineId::of_command(&args[0]);
     let body = &args[2];
     let sha = sha1_hex(body);
-    let mut engine = ctx.srv.scripting.take(id);
+    let mut engine = Scripting::of_mut(ctx.srv).take(id);
     let loaded = engine.load(&sha, body, true).map_err(CmdError::from);
-    ctx.srv.scripting.put(engine);
+    Scripting::of_mut(ctx.srv).put(engine);
     loaded?;
     ctx.out.bulk(&sha);
     Ok(())
@@ -120,8 +120,7 @@ fn script_exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.out.array(args.len() - 2);
     for a in args.tail(2).iter() {
         let found = parse_sha(a).is_some_and(|sha| {
-            ctx.srv
-                .scripting
+            Scripting::of(ctx.srv)
                 .engine(id)
                 .is_some_and(|e| e.flags(&sha).is_some())
         });
@@ -139,9 +138,9 @@ fn script_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into());
     }
     let id = EngineId::of_command(&args[0]);
-    let mut engine = ctx.srv.scripting.take(id);
+    let mut engine = Scripting::of_mut(ctx.srv).take(id);
     engine.flush();
-    ctx.srv.scripting.put(engine);
+    Scripting::of_mut(ctx.srv).put(engine);
     ctx.out.ok();
     Ok(())
 }
@@ -153,7 +152,7 @@ fn script_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `NOTBUSY` when none runs.
 fn script_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
     let how = format!("{} KILL", text(&args[0]).to_ascii_uppercase());
-    ctx.srv.scripting.running.kill(false, &how)?;
+    ctx.srv.script_running.kill(false, &how)?;
     ctx.out.ok();
     Ok(())
 }
@@ -252,7 +251,7 @@ macro_rules! script_subcommands {
 macro_rules! eval_commands {
     ($p:literal, $lang:literal, $subs:expr) => {
         &[
-            Command::new(concat!($p, "eval"), eval, -3, EVAL_RW_FLAGS)
+            Command::new(concat!($p, "eval"), eval, -3, EVAL_RW_FLAGS | SCRIPT_BODY)
                 .key_num(2, RW | ACCESS | UPDATE)
                 .key_notes(WORST_RW)
                 .key_finder(eval_keys)
@@ -263,32 +262,42 @@ macro_rules! eval_commands {
                     "Depends on the script that is executed.",
                     "script numkeys:integer [key [key ...]] [arg [arg ...]]",
                 ),
-            Command::new(concat!($p, "evalsha"), evalsha, -3, EVAL_RW_FLAGS)
-                .key_num(2, RW | ACCESS | UPDATE)
-                .key_finder(eval_keys)
-                .group(GROUP)
-                .doc(
-                    concat!("Execute a ", $lang, " script server side"),
-                    "2.6.0",
-                    "Depends on the script that is executed.",
-                    "sha1 numkeys:integer [key [key ...]] [arg [arg ...]]",
-                ),
-            Command::new(concat!($p, "eval_ro"), eval, -3, EVAL_FLAGS | READONLY)
-                .key_num(2, RO | ACCESS)
-                .key_notes(WORST_RO)
-                .key_finder(eval_keys)
-                .group(GROUP)
-                .doc(
-                    concat!("Execute a read-only ", $lang, " script server side"),
-                    "7.0.0",
-                    "Depends on the script that is executed.",
-                    "script numkeys:integer [key [key ...]] [arg [arg ...]]",
-                ),
+            Command::new(
+                concat!($p, "evalsha"),
+                evalsha,
+                -3,
+                EVAL_RW_FLAGS | SCRIPT_SHA,
+            )
+            .key_num(2, RW | ACCESS | UPDATE)
+            .key_finder(eval_keys)
+            .group(GROUP)
+            .doc(
+                concat!("Execute a ", $lang, " script server side"),
+                "2.6.0",
+                "Depends on the script that is executed.",
+                "sha1 numkeys:integer [key [key ...]] [arg [arg ...]]",
+            ),
+            Command::new(
+                concat!($p, "eval_ro"),
+                eval,
+                -3,
+                EVAL_FLAGS | READONLY | SCRIPT_BODY,
+            )
+            .key_num(2, RO | ACCESS)
+            .key_notes(WORST_RO)
+            .key_finder(eval_keys)
+            .group(GROUP)
+            .doc(
+                concat!("Execute a read-only ", $lang, " script server side"),
+                "7.0.0",
+                "Depends on the script that is executed.",
+                "script numkeys:integer [key [key ...]] [arg [arg ...]]",
+            ),
             Command::new(
                 concat!($p, "evalsha_ro"),
                 evalsha,
                 -3,
-                EVAL_FLAGS | READONLY,
+                EVAL_FLAGS | READONLY | SCRIPT_SHA,
             )
             .key_num(2, RO | ACCESS)
             .key_finder(eval_keys)

@@ -1,6 +1,7 @@
 //! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN (DEBUG is in
 //! `debug.rs`).
 
+use crate::script::Scripting;
 use std::fmt::Write as _;
 
 use super::parse::{is, text};
@@ -62,9 +63,9 @@ fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.srv.dirty += n as u64;
     // As Redis's `flushAllDataAndResetRDB`: a running BGSAVE is stopped and, with save points,
     // the (now empty) snapshot is written at once so a restart does not bring the data back.
-    crate::persist::kill_child(ctx.srv);
+    crate::persist::kill_child(&mut ctx.srv.persistence());
     if !crate::persist::save_rules(&ctx.srv.config).is_empty() {
-        let _ = crate::persist::save(ctx.srv);
+        let _ = crate::persist::save(&mut ctx.srv.persistence());
     }
     // Propagated even when there was nothing to delete (Redis's `forceCommandPropagation`),
     // without counting a change of its own.
@@ -133,17 +134,17 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err("ERR No shutdown in progress.".into());
     }
     // Past its time budget a script can only be stopped by SHUTDOWN NOSAVE (it may have written).
-    if ctx.srv.scripting.running.busy && !nosave {
+    if ctx.srv.script_running.busy && !nosave {
         return Err(crate::script::BUSY_ERROR.into());
     }
-    if crate::persist::aof::refuses_shutdown(ctx.srv, force) {
+    if crate::persist::aof::refuses_shutdown(&ctx.srv.persist, force) {
         return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
     }
     // As Redis: save when asked to, or when save points are configured and NOSAVE was not given.
-    crate::persist::kill_child(ctx.srv);
+    crate::persist::kill_child(&mut ctx.srv.persistence());
     if save || (!nosave && !crate::persist::save_rules(&ctx.srv.config).is_empty()) {
         notice!("Saving the final RDB snapshot before exiting.");
-        if crate::persist::save(ctx.srv).is_err() {
+        if crate::persist::save(&mut ctx.srv.persistence()).is_err() {
             warning!("Error trying to save the DB, can't exit.");
             return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
         }
@@ -360,12 +361,11 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("allocator_resident:{resident}");
             f!("total_system_memory:{total}");
             f!("total_system_memory_human:{}", human(total));
-            let lua_vm = srv
-                .scripting
+            let lua_vm = Scripting::of(srv)
                 .engine(crate::script::EngineId::Lua)
                 .map_or(0, |l| l.memory());
-            let eval_scripts = srv.scripting.cached_body_bytes();
-            let functions = srv.scripting.functions.code_bytes();
+            let eval_scripts = Scripting::of(srv).cached_body_bytes();
+            let functions = Scripting::of(srv).functions.code_bytes();
             let scripts = eval_scripts + functions;
             f!("used_memory_lua:{lua_vm}");
             f!("used_memory_vm_eval:{lua_vm}");
@@ -373,20 +373,20 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("used_memory_scripts_eval:{eval_scripts}");
             f!(
                 "number_of_cached_scripts:{}",
-                srv.scripting.cached_scripts()
+                Scripting::of(srv).cached_scripts()
             );
             f!(
                 "number_of_functions:{}",
-                srv.scripting.functions.function_count()
+                Scripting::of(srv).functions.function_count()
             );
-            f!("number_of_libraries:{}", srv.scripting.functions.len());
+            f!("number_of_libraries:{}", Scripting::of(srv).functions.len());
             f!(
                 "used_memory_vm_functions:{}",
-                srv.scripting.functions_vm_memory()
+                Scripting::of(srv).functions_vm_memory()
             );
             f!("used_memory_vm_total:{vm_total}");
             f!("used_memory_vm_total_human:{}", human(vm_total));
-            for (engine, bytes) in srv.scripting.vm_memory() {
+            for (engine, bytes) in Scripting::of(srv).vm_memory() {
                 f!("used_memory_vm_{engine}:{bytes}");
             }
             f!("used_memory_functions:{functions}");
@@ -444,7 +444,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("rdb_last_cow_size:0");
             f!("rdb_last_load_keys_expired:{}", p.loaded_expired);
             f!("rdb_last_load_keys_loaded:{}", p.loaded_keys);
-            crate::persist::aof::info(srv, o);
+            crate::persist::aof::info(&srv.persist, o);
         }
         "stats" => {
             let s = &srv.stats;
@@ -481,7 +481,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("latest_fork_usec:0");
             f!("total_forks:0");
             f!("total_error_replies:{}", s.total_error_replies);
-            f!("evicted_scripts:{}", srv.scripting.evicted_scripts());
+            f!("evicted_scripts:{}", Scripting::of(srv).evicted_scripts());
         }
         "replication" => {
             o.push_str("# Replication\r\n");
@@ -584,6 +584,12 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     if !args.len().is_multiple_of(2) {
         return Err(SYNTAX.into());
     }
+    // Every sensitive value is redacted, even on a line refused below, as Redis does.
+    for i in (2..args.len()).step_by(2) {
+        if config::is_sensitive(&args[i]) {
+            ctx.redact(i + 1);
+        }
+    }
     let mut seen: Vec<&'static str> = Vec::new();
     let mut changes = Vec::new();
     for i in (2..args.len()).step_by(2) {
@@ -655,22 +661,22 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let aof_was = ctx.srv.config.appendonly;
     let maxmemory_was = ctx.srv.config.maxmemory;
+    Scripting::of_mut(ctx.srv).apply_memory_limits(&next);
     ctx.srv.config = next;
-    crate::server::evict::configure_stamps(&ctx.srv.config);
-    crate::server::oom::apply(&ctx.srv.config, crate::server::oom::Class::Server);
+    crate::server::evict::configure_stamps(ctx.srv);
+    crate::config::oom::apply(&ctx.srv.config, crate::config::oom::Class::Server);
     if ctx.srv.config.maxmemory != maxmemory_was {
         crate::server::evict::limit_changed(ctx.srv);
     }
-    ctx.srv.scripting.apply_memory_limits(&ctx.srv.config);
     crate::server::notify::configure(ctx.srv.config.notify_keyspace_events);
     // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.
     if ctx.srv.config.appendonly && !aof_was {
-        if crate::persist::aof::start(ctx.srv).is_err() {
+        if crate::persist::aof::start(&mut ctx.srv.persistence()).is_err() {
             ctx.srv.config.appendonly = false;
             return Err(err("CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs."));
         }
     } else if !ctx.srv.config.appendonly && aof_was {
-        crate::persist::aof::stop(ctx.srv);
+        crate::persist::aof::stop(&mut ctx.srv.persistence());
     }
     ctx.out.ok();
     Ok(())

@@ -203,7 +203,7 @@ fn sort_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn sort_generic(ctx: &mut Ctx, args: Args, read_only: bool) -> CmdResult {
     let mut s = parse(args, read_only)?;
-    let from_script = ctx.srv.scripting.running.active;
+    let from_script = ctx.srv.script_running.active;
     let db = &mut ctx.srv.dbs[ctx.db];
     // The elements in their native order; a set's is its own, a sorted set's by score.
     let (elems, is_set, ordered): (Vec<Vec<u8>>, bool, bool) = match db.lookup(&args[1]) {

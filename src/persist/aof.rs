@@ -3,19 +3,18 @@
 //! `aof-use-rdb-preamble no`) and incr files of RESP commands, so a Redis 7 `appendonlydir` loads
 //! here and ours loads in Redis.
 //!
-//! Entry points:
-//! - `before_call` / `after_call`, around every handler in `gate::call`: what a write did is
-//!   recorded in Redis's effect form (`effect`: relative TTLs made absolute, blocking and random
-//!   pops made explicit, INCRBYFLOAT as SET); a command that ran others (EXEC, a script of any
-//!   engine, FCALL) is logged by their effects, wrapped in MULTI/EXEC when more than one, so replay
-//!   never re-runs a script. Keys expired on the way are logged as DEL/UNLINK before the command.
+//! Entry points (the server lends the data as a `Host`; see `persist`):
+//! - `append`: the effects one command propagated (`server::propagate`, where handlers say how
+//!   they replay), SELECT when the database changes, MULTI/EXEC around more than one.
 //! - `flush_turn`, once per event-loop turn before replies are flushed: writes the turn's commands;
 //!   `appendfsync always` fdatasyncs them there (group commit: a reply leaves only once its write is
 //!   durable); `everysec` hands the fsync to a thread at most once a second.
 //! - `rewrite_start` (BGREWRITEAOF, automatic rewrite, `appendonly yes` at run time): opens a new
 //!   incr file for the writes to come, then a forked child writes the new base; `cron` reaps it and
 //!   installs the new manifest atomically. No rewrite buffer: nothing written meanwhile is lost.
-//! - `load_at_startup`: base then incrs (or an old single `appendonly.aof`, moved into the dir).
+//! - `prepare_load`, `load_files`, `open_on_startup`: at start-up (and DEBUG LOADAOF) the manifest
+//!   (or an old single `appendonly.aof`, moved into the dir), then base and incrs, their RDB
+//!   preamble and commands handed to the server's `Loader`, read by the one request parser.
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
@@ -25,11 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
+use super::{Host, Loader, Persist};
 use crate::config::Config;
 use crate::resp::command as encode;
-use crate::resp::parser::Args;
-use crate::server::ctx::Ctx;
-use crate::server::State;
+use crate::resp::parser::{Limits, Parsed, Parser};
 use crate::store::{self, Str, Value, NO_EXPIRE};
 use crate::{notice, warning};
 
@@ -116,7 +114,7 @@ impl Default for Aof {
 impl Aof {
     /// Whether writes are being logged: AOF on, or being turned on with its first rewrite running
     /// (the child's snapshot covers what came before).
-    fn recording(&self) -> bool {
+    pub fn recording(&self) -> bool {
         self.state == AofState::On || (self.state == AofState::WaitRewrite && self.child.is_some())
     }
 }
@@ -283,16 +281,11 @@ fn open_append(p: &Path) -> std::io::Result<Arc<File>> {
 // ---------------------------------------------------------------------------------------------
 // Propagation
 
-/// Whether writes are being logged now (what propagation asks before collecting them).
-pub fn recording(st: &State) -> bool {
-    st.persist.aof.recording()
-}
-
 /// Bytes of the turn's buffer while the AOF is on: what eviction does not count as used memory,
 /// or the DELs it logs would call for more evictions (Redis's `freeMemoryGetNotCountedMemory`).
-pub fn buffer_bytes(st: &State) -> usize {
-    if st.config.appendonly {
-        st.persist.aof.buf.capacity()
+pub fn buffer_bytes(config: &Config, p: &Persist) -> usize {
+    if config.appendonly {
+        p.aof.buf.capacity()
     } else {
         0
     }
@@ -301,8 +294,7 @@ pub fn buffer_bytes(st: &State) -> usize {
 /// Appends the ops one command propagated (`server::propagate`), with their databases, to the
 /// turn's buffer: MULTI/EXEC around more than one (Redis 7.0's `propagatePendingCommands`),
 /// SELECT whenever the database changes.
-pub fn append(st: &mut State, ops: &[(usize, Vec<u8>)]) {
-    let a = &mut st.persist.aof;
+pub fn append(a: &mut Aof, ops: &[(usize, Vec<u8>)]) {
     if !a.recording() || ops.is_empty() {
         return;
     }
@@ -331,23 +323,33 @@ fn select(a: &mut Aof, db: usize) {
 // ---------------------------------------------------------------------------------------------
 // Writing and fsync
 
+/// How long a turn's write (and its `always` fsync) took, for the latency monitor's AOF events.
+pub struct WriteLatency {
+    /// What the write may have waited for, as Redis names the event: `aof-write-pending-fsync`,
+    /// `aof-write-active-child` or `aof-write-alone`.
+    pub event: &'static str,
+    pub write_ms: u64,
+    /// The `appendfsync always` fdatasync.
+    pub fsync_ms: Option<u64>,
+}
+
 /// Once per event-loop turn, before replies are flushed: writes the turn's commands and applies
 /// `appendfsync`. With `always`, the fdatasync is here, so no reply of this turn leaves before
 /// its write is durable (one fsync for every write of the turn).
-pub fn flush_turn(st: &mut State) {
-    let policy = st.config.appendfsync;
-    let no_fsync = st.config.no_appendfsync_on_rewrite
-        && (st.persist.aof.child.is_some() || st.persist.child.is_some());
-    let a = &mut st.persist.aof;
+pub fn flush_turn(config: &Config, p: &mut Persist) -> Option<WriteLatency> {
+    let policy = config.appendfsync;
+    let child = p.child_active();
+    let no_fsync = config.no_appendfsync_on_rewrite && child;
+    let a = &mut p.aof;
     if a.buf.is_empty() {
         if a.unsynced && policy == "everysec" && !no_fsync {
             background_fsync(a);
         }
-        return;
+        return None;
     }
     let Some(file) = a.file.clone() else {
         a.buf.clear();
-        return;
+        return None;
     };
     let fsync_pending = a
         .fsyncer
@@ -355,17 +357,15 @@ pub fn flush_turn(st: &mut State) {
         .is_some_and(|f| f.busy.load(Ordering::Acquire));
     let started = Instant::now();
     let written = (&*file).write_all(&a.buf);
-    // The latency monitor's AOF write events, by what the write may have waited for (Redis's).
-    let ms = started.elapsed().as_millis() as u64;
-    let child = a.child.is_some() || st.persist.child.is_some();
-    let event = match (fsync_pending, child) {
-        (true, _) => "aof-write-pending-fsync",
-        (false, true) => "aof-write-active-child",
-        (false, false) => "aof-write-alone",
+    let mut latency = WriteLatency {
+        event: match (fsync_pending, child) {
+            (true, _) => "aof-write-pending-fsync",
+            (false, true) => "aof-write-active-child",
+            (false, false) => "aof-write-alone",
+        },
+        write_ms: started.elapsed().as_millis() as u64,
+        fsync_ms: None,
     };
-    crate::server::latency::sample(st, event, ms);
-    crate::server::latency::sample(st, "aof-write", ms);
-    let a = &mut st.persist.aof;
     match written {
         Ok(()) => {
             if a.last_write_error.take().is_some() {
@@ -386,16 +386,14 @@ pub fn flush_turn(st: &mut State) {
                 warning!("Error writing to the AOF file: {e}");
             }
             a.last_write_error = Some(e.to_string());
-            return;
+            return Some(latency);
         }
     }
     match policy {
         "always" if !no_fsync => {
             let started = Instant::now();
             let synced = file.sync_data();
-            let ms = started.elapsed().as_millis() as u64;
-            crate::server::latency::sample(st, "aof-fsync-always", ms);
-            let a = &mut st.persist.aof;
+            latency.fsync_ms = Some(started.elapsed().as_millis() as u64);
             if let Err(e) = synced {
                 warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. Exiting...");
                 std::process::exit(1);
@@ -406,6 +404,7 @@ pub fn flush_turn(st: &mut State) {
         "everysec" if !no_fsync => background_fsync(a),
         _ => {}
     }
+    Some(latency)
 }
 
 /// `everysec`: hands an fsync to the fsync thread if a second has passed and none is running.
@@ -432,8 +431,7 @@ fn background_fsync(a: &mut Aof) {
 }
 
 /// Writes what is buffered and fsyncs it in place (rewrite start, turning AOF off, shutdown).
-fn flush_and_sync(st: &mut State) {
-    let a = &mut st.persist.aof;
+fn flush_and_sync(a: &mut Aof) {
     if let Some(file) = a.file.clone() {
         if !a.buf.is_empty() && (&*file).write_all(&a.buf).is_ok() {
             a.current_size += a.buf.len() as u64;
@@ -446,8 +444,8 @@ fn flush_and_sync(st: &mut State) {
 
 /// Whether shutting down would lose the data set (Redis's `prepareForShutdown`): AOF is being
 /// turned on and its first base is still being written. FORCE exits anyway.
-pub fn refuses_shutdown(st: &State, force: bool) -> bool {
-    let a = &st.persist.aof;
+pub fn refuses_shutdown(p: &Persist, force: bool) -> bool {
+    let a = &p.aof;
     if a.state != AofState::WaitRewrite || a.child.is_none() {
         return false;
     }
@@ -460,10 +458,10 @@ pub fn refuses_shutdown(st: &State, force: bool) -> bool {
 }
 
 /// SHUTDOWN and signals: the last writes are made durable, a rewrite child is stopped.
-pub fn shutdown(st: &mut State) {
+pub fn shutdown(st: &mut Host) {
     if st.persist.aof.state != AofState::Off {
         notice!("Calling fsync() on the AOF file.");
-        flush_and_sync(st);
+        flush_and_sync(&mut st.persist.aof);
     }
     kill_child(st);
 }
@@ -473,8 +471,8 @@ pub fn shutdown(st: &mut State) {
 
 /// Opens the incr file the writes go to from now on: a new `<name>.<n>.incr.aof` in the manifest,
 /// or the temporary one while AOF is being turned on.
-fn open_new_incr(st: &mut State) -> std::io::Result<()> {
-    let c = &st.config;
+fn open_new_incr(st: &mut Host) -> std::io::Result<()> {
+    let c = st.config;
     let d = dir(c);
     let a = &mut st.persist.aof;
     match a.state {
@@ -505,18 +503,18 @@ fn open_new_incr(st: &mut State) -> std::io::Result<()> {
 
 /// Starts a background rewrite: a new incr file for the writes to come, then a forked child that
 /// writes the new base from its point-in-time copy of the keyspace.
-pub fn rewrite_start(st: &mut State) -> Result<(), String> {
+pub fn rewrite_start(st: &mut Host) -> Result<(), String> {
     if st.persist.aof.child.is_some() {
         return Err("Background append only file rewriting already in progress".into());
     }
-    if let Err(e) = std::fs::create_dir_all(dir(&st.config)) {
+    if let Err(e) = std::fs::create_dir_all(dir(st.config)) {
         warning!(
             "Can't open or create append-only dir {}: {e}",
             st.config.appenddirname
         );
         return Err(e.to_string());
     }
-    flush_and_sync(st);
+    flush_and_sync(&mut st.persist.aof);
     if let Err(e) = open_new_incr(st) {
         warning!("Can't open the append-only file: {e}");
         return Err(e.to_string());
@@ -533,13 +531,13 @@ pub fn rewrite_start(st: &mut State) -> Result<(), String> {
     }
     if pid == 0 {
         crate::log::set_child_role();
-        crate::server::oom::apply(&st.config, crate::server::oom::Class::Child);
+        crate::config::oom::apply(st.config, crate::config::oom::Class::Child);
         // SAFETY: default dispositions in the child, as the BGSAVE child.
         unsafe {
             libc::signal(libc::SIGTERM, libc::SIG_DFL);
             libc::signal(libc::SIGINT, libc::SIG_DFL);
         }
-        let path = dir(&st.config).join(temp_rewrite_name(std::process::id() as libc::pid_t));
+        let path = dir(st.config).join(temp_rewrite_name(std::process::id() as libc::pid_t));
         let code = match write_base(st, &path) {
             Ok(()) => {
                 notice!(
@@ -563,25 +561,22 @@ pub fn rewrite_start(st: &mut State) -> Result<(), String> {
 }
 
 /// The new base: an RDB preamble (`aof-use-rdb-preamble yes`) or the commands that rebuild it.
-fn write_base(st: &State, path: &Path) -> std::io::Result<()> {
+fn write_base(st: &Host, path: &Path) -> std::io::Result<()> {
     if st.config.aof_use_rdb_preamble {
-        let opts = super::opts(&st.config);
-        let libraries = &st.scripting.functions;
         return super::write_snapshot(
             path,
-            &st.dbs,
-            libraries,
-            opts,
+            st.dbs,
+            &*st.extras,
+            st.persist.save_opts(st.config),
             st.config.rdbchecksum,
-            st.used_memory(),
         );
     }
     let tmp = path.with_extension("tmp");
     let f = File::create(&tmp)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
     // Function libraries first, as Redis's `rewriteFunctions`.
-    for lib in st.scripting.functions.iter() {
-        w.write_all(&encode(&[b"FUNCTION", b"LOAD", &lib.code]))?;
+    for code in st.extras.library_codes() {
+        w.write_all(&encode(&[b"FUNCTION", b"LOAD", code]))?;
     }
     for (i, db) in st.dbs.iter().enumerate() {
         if db.is_empty() {
@@ -645,7 +640,7 @@ fn write_key(w: &mut impl Write, key: &[u8], v: &Value) -> std::io::Result<()> {
 
 /// Reaps a finished rewrite child and installs its base: the new manifest names the new base and
 /// the incr files opened since the rewrite started; the older files are deleted.
-fn reap_child(st: &mut State) {
+fn reap_child(st: &mut Host) {
     let Some(child) = &st.persist.aof.child else {
         return;
     };
@@ -657,7 +652,7 @@ fn reap_child(st: &mut State) {
     }
     let child = st.persist.aof.child.take().expect("checked");
     let ok = r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    let d = dir(&st.config);
+    let d = dir(st.config);
     let temp = d.join(temp_rewrite_name(child.pid));
     st.persist.aof.last_rewrite_secs = child.started.elapsed().as_secs() as i64;
     if ok {
@@ -692,8 +687,8 @@ fn reap_child(st: &mut State) {
     }
 }
 
-fn install_base(st: &mut State, temp: &Path) -> std::io::Result<()> {
-    let c = &st.config;
+fn install_base(st: &mut Host, temp: &Path) -> std::io::Result<()> {
+    let c = st.config;
     let d = dir(c);
     let a = &mut st.persist.aof;
     let mut m = a.manifest.clone();
@@ -749,7 +744,7 @@ fn install_base(st: &mut State, temp: &Path) -> std::io::Result<()> {
 }
 
 /// Stops a rewrite child (SHUTDOWN, turning AOF off) and removes its temporary files.
-pub fn kill_child(st: &mut State) {
+pub fn kill_child(st: &mut Host) {
     if let Some(child) = st.persist.aof.child.take() {
         notice!("Killing running AOF rewrite child: {}", child.pid);
         // SAFETY: signalling and reaping our own child.
@@ -758,14 +753,14 @@ pub fn kill_child(st: &mut State) {
             let mut status = 0;
             libc::waitpid(child.pid, &mut status, 0);
         }
-        let _ = std::fs::remove_file(dir(&st.config).join(temp_rewrite_name(child.pid)));
+        let _ = std::fs::remove_file(dir(st.config).join(temp_rewrite_name(child.pid)));
         let _ = std::fs::remove_file(format!("temp-{}.rdb", child.pid));
     }
 }
 
 /// The cron's part: reap the child, start a scheduled or automatic rewrite (Redis's growth rule:
 /// `auto-aof-rewrite-percentage` over the size after the last rewrite, past the minimum size).
-pub fn cron(st: &mut State) {
+pub fn cron(st: &mut Host) {
     reap_child(st);
     if st.persist.aof.child.is_some() || st.persist.child.is_some() {
         return;
@@ -775,7 +770,7 @@ pub fn cron(st: &mut State) {
         let _ = rewrite_start(st);
         return;
     }
-    let c = &st.config;
+    let c = st.config;
     if a.state == AofState::On
         && c.auto_aof_rewrite_percentage > 0
         && a.current_size as i64 > c.auto_aof_rewrite_min_size
@@ -789,17 +784,19 @@ pub fn cron(st: &mut State) {
     }
 }
 
-/// Whether a background process of either kind runs (Redis's `hasActiveChildProcess`).
-pub fn child_active(st: &State) -> bool {
-    st.persist.child.is_some() || st.persist.aof.child.is_some()
+impl Persist {
+    /// Whether a background process of either kind runs (Redis's `hasActiveChildProcess`).
+    pub fn child_active(&self) -> bool {
+        self.child.is_some() || self.aof.child.is_some()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Turning AOF on and off at run time
 
 /// `CONFIG SET appendonly yes`: as Redis's `startAppendOnly`, a rewrite writes the first base.
-pub fn start(st: &mut State) -> Result<(), String> {
-    let d = dir(&st.config);
+pub fn start(st: &mut Host) -> Result<(), String> {
+    let d = dir(st.config);
     if let Err(e) = std::fs::create_dir_all(&d) {
         warning!(
             "Can't open or create append-only dir {}: {e}",
@@ -808,14 +805,14 @@ pub fn start(st: &mut State) -> Result<(), String> {
         return Err(e.to_string());
     }
     // Keep numbering after the files an earlier run left, which the new base replaces.
-    if let Ok(text) = std::fs::read(d.join(manifest_name(&st.config))) {
+    if let Ok(text) = std::fs::read(d.join(manifest_name(st.config))) {
         if let Ok(m) = Manifest::parse(&text) {
             st.persist.aof.manifest = m;
         }
     }
     st.persist.aof.state = AofState::WaitRewrite;
     store::set_log_expired(true);
-    if child_active(st) {
+    if st.persist.child_active() {
         st.persist.aof.scheduled = true;
         warning!("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
     } else if let Err(e) = rewrite_start(st) {
@@ -828,12 +825,12 @@ pub fn start(st: &mut State) -> Result<(), String> {
 }
 
 /// `CONFIG SET appendonly no`: the file is flushed, fsynced and closed; a rewrite is stopped.
-pub fn stop(st: &mut State) {
-    flush_and_sync(st);
+pub fn stop(st: &mut Host) {
+    flush_and_sync(&mut st.persist.aof);
     kill_child(st);
     let a = &mut st.persist.aof;
     if a.state == AofState::WaitRewrite {
-        let _ = std::fs::remove_file(dir(&st.config).join(temp_incr_name(&st.config)));
+        let _ = std::fs::remove_file(dir(st.config).join(temp_incr_name(st.config)));
     }
     a.file = None;
     a.state = AofState::Off;
@@ -851,11 +848,11 @@ enum Stop {
     Truncated(usize),
 }
 
-/// Loads the AOF at start-up (instead of the RDB file, as Redis), then opens it for appending:
-/// creates the base and the first incr file when there are none.
-pub fn load_at_startup(st: &mut State) -> Result<(), String> {
-    let d = dir(&st.config);
-    let mpath = d.join(manifest_name(&st.config));
+/// Before loading at start-up: an old single `appendonly.aof` is moved into the directory (Redis
+/// 7's upgrade), and the manifest read.
+pub fn prepare_load(st: &mut Host) -> Result<(), String> {
+    let d = dir(st.config);
+    let mpath = d.join(manifest_name(st.config));
     let old = PathBuf::from(&st.config.appendfilename);
     if !mpath.exists() && old.is_file() {
         upgrade(st, &old).map_err(|e| format!("Failed to migrate the old-style AOF: {e}"))?;
@@ -864,26 +861,41 @@ pub fn load_at_startup(st: &mut State) -> Result<(), String> {
         st.persist.aof.manifest = Manifest::parse(&text)
             .map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?;
     }
-    let start = Instant::now();
-    if load_files(st)? > 0 {
-        notice!(
-            "DB loaded from append only file: {:.3} seconds",
-            start.elapsed().as_secs_f64()
-        );
-    }
-    open_on_startup(st).map_err(|e| format!("Can't open the append-only file: {e}"))
+    Ok(())
 }
 
-/// Loads the files of the manifest in memory, base first (Redis's `loadAppendOnlyFiles`); returns
-/// their total size (0: nothing was loaded).
-fn load_files(st: &mut State) -> Result<u64, String> {
-    let d = dir(&st.config);
-    let m = st.persist.aof.manifest.clone();
-    let files: Vec<(&AofFile, bool)> = m
+/// DEBUG LOADAOF's start: what is buffered is written and synced, and the manifest on disk read
+/// again. Err when there is no AOF at all.
+pub fn prepare_reload(st: &mut Host) -> Result<(), String> {
+    if st.persist.aof.state != AofState::Off {
+        flush_and_sync(&mut st.persist.aof);
+    }
+    let mpath = dir(st.config).join(manifest_name(st.config));
+    st.persist.aof.manifest = match std::fs::read(&mpath) {
+        Ok(text) => Manifest::parse(&text)
+            .map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?,
+        Err(_) => Manifest::default(),
+    };
+    let m = &st.persist.aof.manifest;
+    if m.base.is_none() && m.incrs.is_empty() {
+        return Err("There is no append only file to load".into());
+    }
+    Ok(())
+}
+
+/// Loads the files of `manifest`, base first (Redis's `loadAppendOnlyFiles`), into `loader`;
+/// returns their total size (0: nothing was loaded).
+pub fn load_files(
+    config: &Config,
+    manifest: &Manifest,
+    loader: &mut dyn Loader,
+) -> Result<u64, String> {
+    let d = dir(config);
+    let files: Vec<(&AofFile, bool)> = manifest
         .base
         .iter()
         .map(|b| (b, true))
-        .chain(m.incrs.iter().map(|i| (i, false)))
+        .chain(manifest.incrs.iter().map(|i| (i, false)))
         .collect();
     let total: u64 = files.iter().map(|(f, _)| file_size(&d.join(&f.name))).sum();
     if total > 0 {
@@ -892,7 +904,7 @@ fn load_files(st: &mut State) -> Result<u64, String> {
         let mut res = Ok(());
         for (i, (f, is_base)) in files.iter().enumerate() {
             let t = Instant::now();
-            res = load_one(st, &d.join(&f.name), &f.name, i + 1 == n);
+            res = load_one(config, loader, &d.join(&f.name), &f.name, i + 1 == n);
             if res.is_err() {
                 break;
             }
@@ -909,40 +921,9 @@ fn load_files(st: &mut State) -> Result<u64, String> {
     Ok(total)
 }
 
-/// DEBUG LOADAOF (Redis's `debug loadaof`): what is buffered is written and synced, the data set
-/// and the function libraries are emptied, and the AOF that the manifest on disk describes is
-/// loaded in their place; its commands are not logged again. An error (no AOF at all, a file
-/// missing or corrupt) leaves the data set partly loaded: Redis exits then.
-pub fn debug_load(st: &mut State) -> Result<(), String> {
-    if st.persist.aof.state != AofState::Off {
-        flush_and_sync(st);
-    }
-    for db in st.dbs.iter_mut() {
-        db.clear();
-    }
-    st.scripting.flush_libraries();
-    let mpath = dir(&st.config).join(manifest_name(&st.config));
-    st.persist.aof.manifest = match std::fs::read(&mpath) {
-        Ok(text) => Manifest::parse(&text)
-            .map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?,
-        Err(_) => Manifest::default(),
-    };
-    let m = &st.persist.aof.manifest;
-    if m.base.is_none() && m.incrs.is_empty() {
-        return Err("There is no append only file to load".into());
-    }
-    // The replayed commands must not be appended to the file they come from (nor propagate
-    // anything: propagation asks the AOF's state).
-    let state = std::mem::replace(&mut st.persist.aof.state, AofState::Off);
-    let loaded = load_files(st);
-    st.persist.aof.state = state;
-    st.persist.aof.current_size = loaded?;
-    Ok(())
-}
-
 /// Redis 7's upgrade of a 6.x `appendonly.aof`: moved into the directory as the base.
-fn upgrade(st: &mut State, old: &Path) -> std::io::Result<()> {
-    let c = &st.config;
+fn upgrade(st: &mut Host, old: &Path) -> std::io::Result<()> {
+    let c = st.config;
     let d = dir(c);
     std::fs::create_dir_all(&d)?;
     std::fs::rename(old, d.join(&c.appendfilename))?;
@@ -961,15 +942,16 @@ fn upgrade(st: &mut State, old: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// After loading: a base and an incr file exist (created now if missing), the last incr is open.
-fn open_on_startup(st: &mut State) -> std::io::Result<()> {
-    let c = st.config.clone();
-    let d = dir(&c);
+/// After loading at start-up: a base and an incr file exist (created now if missing), the last
+/// incr is open.
+pub fn open_on_startup(st: &mut Host) -> std::io::Result<()> {
+    let c = st.config;
+    let d = dir(c);
     std::fs::create_dir_all(&d)?;
     let mut m = st.persist.aof.manifest.clone();
     if m.base.is_none() {
         m.base_seq += 1;
-        let name = base_name(&c, m.base_seq, c.aof_use_rdb_preamble);
+        let name = base_name(c, m.base_seq, c.aof_use_rdb_preamble);
         write_base(st, &d.join(&name))?;
         notice!("Creating AOF base file {name} on server start");
         m.base = Some(AofFile {
@@ -981,14 +963,14 @@ fn open_on_startup(st: &mut State) -> std::io::Result<()> {
     if created {
         m.incr_seq += 1;
         m.incrs.push(AofFile {
-            name: incr_name(&c, m.incr_seq),
+            name: incr_name(c, m.incr_seq),
             seq: m.incr_seq,
         });
     }
     let incr = m.incrs.last().expect("one incr").name.clone();
     let f = open_append(&d.join(&incr))?;
     if created {
-        persist_manifest(&c, &m)?;
+        persist_manifest(c, &m)?;
         notice!("Creating AOF incr file {incr} on server start");
     } else {
         notice!("Opening AOF incr file {incr} on server start");
@@ -1014,8 +996,14 @@ const CHECK_AOF_HINT: &str =
     "make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>";
 
 /// Loads one file: an RDB preamble if it starts with `REDIS`, then commands, replayed through the
-/// gate as a client would send them (MULTI/EXEC included).
-fn load_one(st: &mut State, path: &Path, name: &str, last: bool) -> Result<(), String> {
+/// loader as a client would send them (MULTI/EXEC included).
+fn load_one(
+    config: &Config,
+    loader: &mut dyn Loader,
+    path: &Path,
+    name: &str,
+    last: bool,
+) -> Result<(), String> {
     let data = match std::fs::read(path) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -1030,29 +1018,12 @@ fn load_one(st: &mut State, path: &Path, name: &str, last: bool) -> Result<(), S
     let mut pos = 0;
     if data.starts_with(b"REDIS") {
         notice!("Reading RDB base file on AOF loading...");
-        let lim = super::limits(&st.config);
-        // Keys already expired stay: later commands of the file may still touch them (Redis loads
-        // a preamble with RDBFLAGS_AOF_PREAMBLE for that reason).
-        let info = super::rdb::load(&data, &mut st.dbs, lim, st.config.rdbchecksum, i64::MIN)
-            .map_err(|e| {
-                format!("Error reading the RDB base file {name}, AOF loading aborted: {e}")
-            })?;
-        let libraries = st
-            .scripting
-            .compile_libraries(&info.functions)
-            .map_err(|e| format!("Failed loading library from {name}: {e}"))?;
-        st.scripting.swap_libraries(libraries);
-        notice!(
-            "Done loading RDB, keys loaded: {}, keys expired: {}.",
-            info.keys_loaded,
-            info.keys_expired
-        );
-        pos = info.end;
+        pos = loader.preamble(&data, name)?;
     }
-    match replay(st, &data, pos, name)? {
+    match replay(loader, &data, pos, name)? {
         Stop::Done => Ok(()),
         Stop::Truncated(valid) => {
-            if !(last && st.config.aof_load_truncated) {
+            if !(last && config.aof_load_truncated) {
                 return Err(format!("Unexpected end of file reading the append only file {name} (offset {valid}). You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server."));
             }
             warning!("!!! Warning: short read while loading the AOF file {name}!!!");
@@ -1068,51 +1039,34 @@ fn load_one(st: &mut State, path: &Path, name: &str, last: bool) -> Result<(), S
     }
 }
 
-/// Reads one `$<len>\r\n` or `*<n>\r\n` header at `pos`: `Ok(None)` when the file ends first.
-fn header(data: &[u8], pos: &mut usize, kind: u8) -> Result<Option<i64>, ()> {
-    if *pos >= data.len() {
-        return Ok(None);
-    }
-    if data[*pos] != kind {
-        return Err(());
-    }
-    let Some(nl) = memchr::memchr(b'\n', &data[*pos..]) else {
-        return Ok(None);
-    };
-    let line = &data[*pos + 1..*pos + nl];
-    let line = line.strip_suffix(b"\r").ok_or(())?;
-    let n = crate::util::parse_i64(line).ok_or(())?;
-    *pos += nl + 1;
-    Ok(Some(n))
-}
-
-/// Replays the commands from `pos`, through a client of its own.
-fn replay(st: &mut State, data: &[u8], mut pos: usize, name: &str) -> Result<Stop, String> {
-    use crate::server::client::{Client, Conn};
-    let (sock, _peer) = mio::net::UnixStream::pair()
-        .map_err(|e| format!("Can't create the AOF loading client: {e}"))?;
-    let mut clients = slab::Slab::new();
-    let mut c = Client::new(0, Conn::Unix(sock), -1, String::new(), String::new(), true);
-    c.authenticated = true;
-    let id = clients.insert(c);
+/// Replays the commands from `pos` into `loader`, read by the server's request parser. Unlike a
+/// client's, a file's command must be a multibulk of at least one argument, as Redis's loader
+/// requires.
+fn replay(loader: &mut dyn Loader, data: &[u8], pos: usize, name: &str) -> Result<Stop, String> {
     let bad = |at: usize| {
         format!(
             "Bad file format reading the append only file {name} at offset {at}: {CHECK_AOF_HINT}"
         )
     };
+    // No bulk length limit: the file holds what the server accepted.
+    let limits = Limits {
+        proto_max_bulk_len: i64::MAX,
+        unauthenticated: false,
+    };
+    let mut parser = Parser::default();
+    parser.skip_to(pos);
     let mut valid_before_multi = 0;
     let mut in_multi = false;
-    let (mut buf, mut spans) = (Vec::new(), Vec::new());
     loop {
-        let start = pos;
-        if pos >= data.len() {
+        let start = parser.position();
+        if start >= data.len() {
             break;
         }
         // Timestamp annotations (`#TS:...`) that aof-timestamp-enabled adds: skipped, as Redis.
-        if data[pos] == b'#' {
-            match memchr::memchr(b'\n', &data[pos..]) {
+        if data[start] == b'#' {
+            match memchr::memchr(b'\n', &data[start..]) {
                 Some(nl) => {
-                    pos += nl + 1;
+                    parser.skip_to(start + nl + 1);
                     continue;
                 }
                 None => return Ok(Stop::Truncated(start)),
@@ -1120,33 +1074,16 @@ fn replay(st: &mut State, data: &[u8], mut pos: usize, name: &str) -> Result<Sto
         }
         // Where a command cut short is truncated: before an unfinished MULTI, with it.
         let cut = Stop::Truncated(if in_multi { valid_before_multi } else { start });
-        let argc = match header(data, &mut pos, b'*') {
-            Ok(Some(n)) if n >= 1 => n as usize,
-            Ok(None) => return Ok(cut),
-            _ => return Err(bad(start)),
-        };
-        buf.clear();
-        spans.clear();
-        for _ in 0..argc {
-            let at = pos;
-            let len = match header(data, &mut pos, b'$') {
-                Ok(Some(n)) if n >= 0 => n as usize,
-                Ok(None) => return Ok(cut),
-                _ => return Err(bad(at)),
-            };
-            if pos + len + 2 > data.len() {
-                return Ok(cut);
-            }
-            if &data[pos + len..pos + len + 2] != b"\r\n" {
-                return Err(bad(pos + len));
-            }
-            let s = buf.len();
-            buf.extend_from_slice(&data[pos..pos + len]);
-            spans.push((s, buf.len()));
-            pos += len + 2;
+        if data[start] != b'*' || matches!(data.get(start + 1), Some(b'0' | b'-')) {
+            return Err(bad(start));
         }
-        let args = Args::new(&buf, &spans);
-        if st.table.find(&args[0]).is_none() {
+        match parser.next(data, &limits) {
+            Parsed::Command => {}
+            Parsed::Incomplete => return Ok(cut),
+            Parsed::Error(_) => return Err(bad(start)),
+        }
+        let args = parser.args(data);
+        if !loader.knows(&args[0]) {
             return Err(format!(
                 "Unknown command '{}' reading the append only file {name}",
                 String::from_utf8_lossy(&args[0])
@@ -1158,21 +1095,7 @@ fn replay(st: &mut State, data: &[u8], mut pos: usize, name: &str) -> Result<Sto
         } else if args[0].eq_ignore_ascii_case(b"exec") {
             in_multi = false;
         }
-        let mut out =
-            std::mem::replace(&mut clients[id].out, crate::resp::reply::Reply::new(false));
-        out.buf.clear();
-        out.errors.clear();
-        let db = clients[id].db;
-        let mut ctx = Ctx {
-            srv: st,
-            clients: &mut clients,
-            id,
-            db,
-            out: &mut out,
-            reactor: None,
-        };
-        crate::server::gate::execute(&mut ctx, args);
-        clients[id].out = out;
+        loader.command(args);
     }
     if in_multi {
         // A MULTI without its EXEC at the very end: the transaction never ran (Redis reverts it).
@@ -1186,8 +1109,8 @@ fn replay(st: &mut State, data: &[u8], mut pos: usize, name: &str) -> Result<Sto
 // INFO
 
 /// The AOF lines of INFO persistence, as Redis 7.0 prints them.
-pub fn info(st: &State, o: &mut String) {
-    let a = &st.persist.aof;
+pub fn info(p: &Persist, o: &mut String) {
+    let a = &p.aof;
     let mut f = |k: &str, v: String| {
         let _ = write!(o, "{k}:{v}\r\n");
     };
@@ -1244,8 +1167,8 @@ pub fn info(st: &State, o: &mut String) {
 }
 
 /// The refusal of writes while the AOF can't be written (Redis's `writeCommandsDeniedByDiskError`).
-pub fn write_error(st: &State) -> Option<String> {
-    let e = st.persist.aof.last_write_error.as_ref()?;
+pub fn write_error(p: &Persist) -> Option<String> {
+    let e = p.aof.last_write_error.as_ref()?;
     Some(format!("MISCONF Errors writing to the AOF file: {e}"))
 }
 

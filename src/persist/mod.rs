@@ -1,9 +1,17 @@
-//! Persistence: RDB snapshots (`rdb.rs` holds the format, `lzf.rs` its compression and checksum).
+//! Persistence: RDB snapshots (`rdb.rs` holds the format, `lzf.rs` its compression and checksum)
+//! and the append-only file (`aof.rs`).
+//!
+//! Persistence sits below the kernel and names nothing above it: the server lends it what it works
+//! on as a `Host` (the configuration, this module's bookkeeping, the data set, the changes count,
+//! and through `Extras` what a snapshot holds besides the keys), and loading hands what it reads to
+//! a `Loader` the server implements (an RDB file or preamble into its keyspace, each AOF command
+//! through its gate).
 //!
 //! Entry points: `save` (SAVE, SHUTDOWN), `bgsave` (a forked child writes `temp-<pid>.rdb` and
 //! renames it into place, as Redis: the child sees a point-in-time copy of the keyspace, the loop
 //! never waits), `cron` (reaps the child with `waitpid(WNOHANG)`, applies `save <secs> <changes>`
-//! rules), `load_at_startup`, and `opts` / `limits` (the configuration the format needs).
+//! rules), `read_file` (the RDB file, for start-up and DEBUG RELOAD), and `Persist::save_opts` /
+//! `limits` (the configuration the format needs).
 
 pub mod aof;
 pub mod lzf;
@@ -14,7 +22,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::server::State;
+use crate::resp::parser::Args;
 use crate::store::Db;
 use crate::util::clock;
 use crate::{notice, warning};
@@ -22,16 +30,45 @@ use crate::{notice, warning};
 /// The refusal of writes after a failed background save (`stop-writes-on-bgsave-error`).
 pub const MISCONF_ERROR: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 
+/// What persistence works on, lent by the server that owns it for one call.
+pub struct Host<'a> {
+    pub config: &'a Config,
+    pub persist: &'a mut Persist,
+    pub dbs: &'a mut Vec<Db>,
+    /// Changes since the last save (Redis's `server.dirty`).
+    pub dirty: &'a mut u64,
+    pub extras: &'a mut dyn Extras,
+}
+
+/// What a snapshot holds besides the keys, asked of the server only when a file is written or
+/// read.
+pub trait Extras {
+    /// INFO's `used_memory`, for the file's `used-mem` field.
+    fn used_memory(&self) -> usize;
+    /// The function libraries' source code, in load order (saved ahead of the keys).
+    fn library_codes(&self) -> Vec<&[u8]>;
+    /// Replaces every function library by those compiled from a loaded file's `codes`.
+    fn replace_libraries(&mut self, codes: &[Vec<u8>]) -> Result<(), String>;
+    fn flush_libraries(&mut self);
+}
+
+/// Where loaded data goes (the server: its keyspace, function libraries and command table).
+pub trait Loader {
+    /// Loads an RDB preamble at the start of an AOF file `name`; returns where it ends.
+    fn preamble(&mut self, data: &[u8], name: &str) -> Result<usize, String>;
+    /// Replays one command of an AOF file as a client would send it.
+    fn command(&mut self, args: Args);
+    /// Whether `name` is a command the server has (an AOF naming another is corrupt).
+    fn knows(&self, name: &[u8]) -> bool;
+}
+
 /// Why writes are refused now, if they are (Redis's `writeCommandsDeniedByDiskError`): a failed
 /// background save with `stop-writes-on-bgsave-error` and save points, or a failed AOF write.
-pub fn writes_denied(st: &State) -> Option<String> {
-    if !st.persist.last_bgsave_ok
-        && st.config.stop_writes_on_bgsave_error
-        && !save_rules(&st.config).is_empty()
-    {
+pub fn writes_denied(config: &Config, p: &Persist) -> Option<String> {
+    if !p.last_bgsave_ok && config.stop_writes_on_bgsave_error && !save_rules(config).is_empty() {
         return Some(MISCONF_ERROR.into());
     }
-    aof::write_error(st)
+    aof::write_error(p)
 }
 
 /// Redis's `CONFIG_BGSAVE_RETRY_DELAY`: after a failed BGSAVE, save rules wait this long.
@@ -54,6 +91,9 @@ pub struct Persist {
     pub loaded_expired: u64,
     /// The append-only file (`aof.rs`).
     pub aof: aof::Aof,
+    /// What a snapshot keeps of each key's access stamp under the eviction policy (the server
+    /// keeps it current).
+    pub stamps: rdb::Stamps,
 }
 
 pub struct Child {
@@ -76,15 +116,19 @@ impl Default for Persist {
             loaded_keys: 0,
             loaded_expired: 0,
             aof: aof::Aof::default(),
+            stamps: rdb::Stamps::None,
         }
     }
 }
 
-pub fn opts(c: &Config) -> rdb::SaveOpts {
-    rdb::SaveOpts {
-        compress: c.rdbcompression,
-        list_fill: c.list_max_listpack_size,
-        stamps: crate::server::evict::saved_stamps(c),
+impl Persist {
+    /// How values are written under `c` (DUMP and FUNCTION DUMP use it too).
+    pub fn save_opts(&self, c: &Config) -> rdb::SaveOpts {
+        rdb::SaveOpts {
+            compress: c.rdbcompression,
+            list_fill: c.list_max_listpack_size,
+            stamps: self.stamps,
+        }
     }
 }
 
@@ -120,16 +164,14 @@ pub fn rdb_path(c: &Config) -> PathBuf {
     PathBuf::from(&c.dbfilename)
 }
 
-/// Writes the function libraries and every database to `path` through a temporary file renamed into place, so a failed or
-/// interrupted save never damages the previous snapshot. `used_memory` is INFO's, for the file's
-/// `used-mem` field.
+/// Writes the function libraries and every database to `path` through a temporary file renamed
+/// into place, so a failed or interrupted save never damages the previous snapshot.
 pub fn write_snapshot(
     path: &std::path::Path,
     dbs: &[Db],
-    libraries: &crate::script::function::Libraries,
+    extras: &dyn Extras,
     opts: rdb::SaveOpts,
     checksum: bool,
-    used_memory: usize,
 ) -> std::io::Result<()> {
     let tmp = PathBuf::from(format!("temp-{}.rdb", std::process::id()));
     let res = (|| {
@@ -145,9 +187,9 @@ pub fn write_snapshot(
             buf.clear();
             r
         };
-        rdb::write_header(&mut buf, used_memory as u64, opts);
-        for lib in libraries.iter() {
-            rdb::put_function(&mut buf, &lib.code, opts);
+        rdb::write_header(&mut buf, extras.used_memory() as u64, opts);
+        for code in extras.library_codes() {
+            rdb::put_function(&mut buf, code, opts);
         }
         for (i, db) in dbs.iter().enumerate() {
             if db.is_empty() {
@@ -182,19 +224,18 @@ pub fn write_snapshot(
 }
 
 /// SAVE: a synchronous snapshot. On success the changes count restarts, as Redis's `rdbSave`.
-pub fn save(st: &mut State) -> Result<(), String> {
-    let path = rdb_path(&st.config);
+pub fn save(st: &mut Host) -> Result<(), String> {
+    let path = rdb_path(st.config);
     match write_snapshot(
         &path,
-        &st.dbs,
-        &st.scripting.functions,
-        opts(&st.config),
+        st.dbs,
+        &*st.extras,
+        st.persist.save_opts(st.config),
         st.config.rdbchecksum,
-        st.used_memory(),
     ) {
         Ok(()) => {
             notice!("DB saved on disk");
-            st.dirty = 0;
+            *st.dirty = 0;
             st.persist.lastsave = clock::wall_us() / 1_000_000;
             st.persist.last_bgsave_ok = true;
             st.persist.saves += 1;
@@ -215,7 +256,7 @@ pub fn save(st: &mut State) -> Result<(), String> {
 }
 
 /// BGSAVE: forks a child that writes the snapshot and exits; `cron` reaps it.
-pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
+pub fn bgsave(st: &mut Host) -> Result<libc::pid_t, String> {
     if st.persist.child.is_some() {
         return Err("Background save already in progress".into());
     }
@@ -234,21 +275,20 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
     }
     if pid == 0 {
         crate::log::set_child_role();
-        crate::server::oom::apply(&st.config, crate::server::oom::Class::Child);
+        crate::config::oom::apply(st.config, crate::config::oom::Class::Child);
         // SAFETY: restoring default dispositions in the child: a SIGTERM meant for it must not
         // reach the parent's shutdown pipe, which the child shares.
         unsafe {
             libc::signal(libc::SIGTERM, libc::SIG_DFL);
             libc::signal(libc::SIGINT, libc::SIG_DFL);
         }
-        let path = rdb_path(&st.config);
+        let path = rdb_path(st.config);
         let code = match write_snapshot(
             &path,
-            &st.dbs,
-            &st.scripting.functions,
-            opts(&st.config),
+            st.dbs,
+            &*st.extras,
+            st.persist.save_opts(st.config),
             st.config.rdbchecksum,
-            st.used_memory(),
         ) {
             Ok(()) => {
                 notice!("DB saved on disk");
@@ -266,13 +306,13 @@ pub fn bgsave(st: &mut State) -> Result<libc::pid_t, String> {
     st.persist.child = Some(Child {
         pid,
         started,
-        dirty_at_start: st.dirty,
+        dirty_at_start: *st.dirty,
     });
     Ok(pid)
 }
 
 /// Reaps a finished BGSAVE child (without waiting) and records its outcome.
-pub fn reap_child(st: &mut State) {
+pub fn reap_child(st: &mut Host) {
     let Some(child) = &st.persist.child else {
         return;
     };
@@ -287,7 +327,7 @@ pub fn reap_child(st: &mut State) {
     let ok = r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
     if ok {
         notice!("Background saving terminated with success");
-        st.dirty = st.dirty.saturating_sub(child.dirty_at_start);
+        *st.dirty = st.dirty.saturating_sub(child.dirty_at_start);
         st.persist.lastsave = clock::wall_us() / 1_000_000;
         st.persist.last_bgsave_ok = true;
         st.persist.saves += 1;
@@ -306,7 +346,7 @@ pub fn reap_child(st: &mut State) {
 }
 
 /// Stops a running BGSAVE child (SHUTDOWN, FLUSHALL), removing its temporary file.
-pub fn kill_child(st: &mut State) {
+pub fn kill_child(st: &mut Host) {
     if let Some(child) = st.persist.child.take() {
         warning!("There is a child saving an .rdb. Killing it!");
         // SAFETY: signalling and reaping our own child.
@@ -320,10 +360,10 @@ pub fn kill_child(st: &mut State) {
 }
 
 /// The cron's part: reap a finished child, then start a BGSAVE if a save rule is met.
-pub fn cron(st: &mut State) {
+pub fn cron(st: &mut Host) {
     reap_child(st);
     aof::cron(st);
-    if aof::child_active(st) {
+    if st.persist.child_active() {
         return;
     }
     if std::mem::take(&mut st.persist.scheduled) {
@@ -331,8 +371,8 @@ pub fn cron(st: &mut State) {
         return;
     }
     let now = clock::wall_us() / 1_000_000;
-    for (secs, changes) in save_rules(&st.config) {
-        if st.dirty >= changes
+    for (secs, changes) in save_rules(st.config) {
+        if *st.dirty >= changes
             && now - st.persist.lastsave > secs
             && (st.persist.last_bgsave_ok || now - st.persist.last_bgsave_try > BGSAVE_RETRY_DELAY)
         {
@@ -343,20 +383,24 @@ pub fn cron(st: &mut State) {
     }
 }
 
-/// Reads `dbfilename` into fresh databases and swaps them in. `Ok(None)`: there is no file.
-pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
-    let path = rdb_path(&st.config);
+/// Reads `dbfilename` into `databases` fresh databases. `Ok(None)`: there is no file. The
+/// caller swaps them in with the file's function libraries (`LoadInfo::functions`).
+pub fn read_file(
+    config: &Config,
+    databases: usize,
+) -> Result<Option<(Vec<Db>, rdb::LoadInfo)>, String> {
+    let path = rdb_path(config);
     let data = match std::fs::read(&path) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("Fatal error loading the DB: {e}. Exiting.")),
     };
-    let mut dbs: Vec<Db> = (0..st.dbs.len()).map(|_| Db::default()).collect();
+    let mut dbs: Vec<Db> = (0..databases).map(|_| Db::default()).collect();
     let info = rdb::load(
         &data,
         &mut dbs,
-        limits(&st.config),
-        st.config.rdbchecksum,
+        limits(config),
+        config.rdbchecksum,
         clock::now_ms(),
     )
     .map_err(|e| {
@@ -365,13 +409,23 @@ pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
             path.display()
         )
     })?;
+    Ok(Some((dbs, info)))
+}
+
+/// Reads `dbfilename` and swaps its databases and function libraries in. `Ok(None)`: there is no
+/// file.
+pub fn load_file(st: &mut Host) -> Result<Option<rdb::LoadInfo>, String> {
+    let Some((dbs, info)) = read_file(st.config, st.dbs.len())? else {
+        return Ok(None);
+    };
     // The file's function libraries replace the server's (none at start-up).
-    let libraries = st
-        .scripting
-        .compile_libraries(&info.functions)
-        .map_err(|e| format!("Failed loading library from {}: {e}", path.display()))?;
-    st.scripting.swap_libraries(libraries);
-    st.dbs = dbs;
+    st.extras.replace_libraries(&info.functions).map_err(|e| {
+        format!(
+            "Failed loading library from {}: {e}",
+            rdb_path(st.config).display()
+        )
+    })?;
+    *st.dbs = dbs;
     st.persist.loaded_keys = info.keys_loaded;
     st.persist.loaded_expired = info.keys_expired;
     Ok(Some(info))
@@ -379,11 +433,7 @@ pub fn load_file(st: &mut State) -> Result<Option<rdb::LoadInfo>, String> {
 
 /// Loads `dbfilename` at start-up if it exists, logging as Redis does. An unreadable or corrupt
 /// file is an error: the server must not start (and later overwrite it) with an empty keyspace.
-pub fn load_at_startup(st: &mut State) -> Result<(), String> {
-    // As Redis: with AOF on, the AOF is the data set and dump.rdb is not read.
-    if st.config.appendonly {
-        return aof::load_at_startup(st);
-    }
+pub fn load_rdb_at_startup(st: &mut Host) -> Result<(), String> {
     let start = Instant::now();
     // Keys already expired are skipped: the cached time must be now, before the loop first sets it.
     clock::update();

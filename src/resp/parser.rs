@@ -169,6 +169,18 @@ impl Parser {
         self.cmd_start
     }
 
+    /// Where the next command starts, between commands: for a reader of a whole buffer (the AOF
+    /// loader) that looks at what comes next itself.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves to `pos`, between commands, past what the reader handled itself.
+    pub fn skip_to(&mut self, pos: usize) {
+        debug_assert_eq!(self.bulks_left, 0);
+        self.pos = pos;
+    }
+
     /// The caller dropped `n` consumed bytes from the front of the query buffer.
     pub fn shift(&mut self, n: usize) {
         self.pos -= n;

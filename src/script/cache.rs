@@ -8,8 +8,7 @@ use std::collections::HashMap;
 
 use super::Flags;
 
-/// A script's digest as 40 lowercase hex digits.
-pub type Sha = [u8; 40];
+pub use crate::server::script_host::Sha;
 
 /// How many EVAL-only scripts are kept.
 pub const EVAL_CACHE_MAX: usize = 500;

@@ -450,8 +450,6 @@ mod tests {
     fn an_engine_this_build_lacks_is_not_found() {
         let mut s = Scripting {
             engines: Default::default(),
-            running: Default::default(),
-            scratch: Default::default(),
             functions: Libraries::default(),
         };
         assert_eq!(

@@ -5,14 +5,17 @@
 //! - `Engine`: the narrow trait an engine implements (load a body into its cache, run a cached
 //!   script, flush, report memory). Each engine owns its non-`Send` VM on the main thread and keeps
 //!   its compiled artifacts in a `cache::ScriptCache`.
-//! - `Run`: the run context of one script execution. Its `call` sends a command through the same
-//!   command table and checks as a client's, with the script rules (noscript commands refused,
-//!   writes refused in read-only runs), and hands back the reply bytes, which `resp::walk` turns into
-//!   engine values through a `ReplyBuilder`. Its `check_budget` is what every engine's interrupt hook
-//!   calls.
+//! - `Run` (the kernel's, `server::script_host`, re-exported here with `Flags`, `Running` and
+//!   `Stop`): the host interface of one script execution, all an engine reaches the server
+//!   through. Its `call` sends a command through the same command table and checks as a client's,
+//!   with the script rules (noscript commands refused, writes refused in read-only runs), and
+//!   hands back the reply bytes, which `resp::walk` turns into engine values through a
+//!   `ReplyBuilder`. Its `check_budget` is what every engine's interrupt hook calls.
 //! - `Sink`: the one converter from engine values to the client's reply (RESP2 or RESP3), with a
 //!   nesting limit and Redis's error and status rules.
-//! - `Scripting`: the engines and the per-server scripting state, kept in `server::State`.
+//! - `Scripting`: the engines, their caches and the function libraries. The kernel holds it as
+//!   `dyn server::script_host::Scripts` (`State::scripting`); the script commands reach it with
+//!   `Scripting::of` / `of_mut`.
 //!
 //! - `function`: the registry of Redis Functions libraries (FUNCTION LOAD, FCALL), which an engine
 //!   runs through three more `Engine` methods (`load_library`, `call_function`, `drop_library`).
@@ -31,13 +34,15 @@ pub mod tcl;
 pub mod upython;
 pub mod wren;
 
-use crate::util::clock;
-use std::time::Instant;
-
 use crate::resp::parser::Args;
 use crate::resp::reply::Reply;
-use crate::server::ctx::Ctx;
+use crate::server::script_host::{ScriptCommand, Scripts};
+use crate::server::State;
 use cache::Sha;
+
+pub use crate::server::script_host::{
+    check_declared, Flags, Run, Running, Stop, BUSY_ERROR, BUSY_FUNCTION_ERROR, KILLED_ERROR,
+};
 use function::{LibId, Registered};
 
 /// The engines, each reached through its own command prefix.
@@ -125,32 +130,6 @@ impl EngineId {
     }
 }
 
-/// Script flags, from a `#!lua flags=...` shebang (Redis 7's `SCRIPT_FLAG_*`).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-pub struct Flags(pub u32);
-
-impl Flags {
-    pub const NO_WRITES: u32 = 1 << 0;
-    pub const ALLOW_OOM: u32 = 1 << 1;
-    pub const ALLOW_STALE: u32 = 1 << 2;
-    pub const NO_CLUSTER: u32 = 1 << 3;
-    pub const ALLOW_CROSS_SLOT: u32 = 1 << 4;
-    /// No shebang: Redis's compatibility mode for pre-7 scripts.
-    pub const EVAL_COMPAT: u32 = 1 << 5;
-
-    pub const NAMES: [(u32, &'static str); 5] = [
-        (Flags::NO_WRITES, "no-writes"),
-        (Flags::ALLOW_OOM, "allow-oom"),
-        (Flags::ALLOW_STALE, "allow-stale"),
-        (Flags::NO_CLUSTER, "no-cluster"),
-        (Flags::ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
-    ];
-
-    pub fn has(self, f: u32) -> bool {
-        self.0 & f != 0
-    }
-}
-
 /// Parses the shebang line of a body for `engine`, as Redis's `evalExtractShebangFlags`: no shebang
 /// is compatibility mode; `#!<engine> [flags=a,b]` sets those flags. Errors carry no code prefix.
 pub fn shebang_flags(engine: EngineId, body: &[u8]) -> Result<Flags, String> {
@@ -183,70 +162,6 @@ pub fn shebang_flags(engine: EngineId, body: &[u8]) -> Result<Flags, String> {
     Ok(Flags(flags))
 }
 
-/// Why a script must stop, as the engine's interrupt hook learns it from `Run::check_budget`.
-pub enum Stop {
-    /// SCRIPT KILL: raise an uncatchable error with this text.
-    Killed(&'static str),
-}
-
-pub const KILLED_ERROR: &str = "ERR Script killed by user with SCRIPT KILL...";
-/// What other clients get while a script runs past `busy-reply-threshold`.
-pub const BUSY_ERROR: &str =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
-/// The same while a function (FCALL) runs.
-pub const BUSY_FUNCTION_ERROR: &str =
-    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
-
-/// What the server knows about the script running now (for BUSY, SCRIPT KILL, INFO).
-#[derive(Default)]
-pub struct Running {
-    pub active: bool,
-    /// Past `busy-reply-threshold`: the event loop is served from the script's interrupt hook and
-    /// other clients' commands get BUSY (but those flagged ALLOW_BUSY).
-    pub busy: bool,
-    pub kill_requested: bool,
-    /// The script has run a write command: SCRIPT KILL refuses (UNKILLABLE).
-    pub wrote: bool,
-    /// Slab key of the client running the script (never closed while it runs).
-    pub client: usize,
-    /// The engine running it.
-    pub engine: Option<EngineId>,
-    /// The function running (FCALL), `None` for EVAL: FUNCTION KILL stops only functions and
-    /// SCRIPT KILL only scripts; FUNCTION STATS shows it with its command line and start.
-    pub function: Option<Box<str>>,
-    pub command: Vec<Vec<u8>>,
-    pub since: Option<Instant>,
-}
-
-impl Running {
-    /// What other clients get while this runs past `busy-reply-threshold`.
-    pub fn busy_error(&self) -> &'static str {
-        if self.function.is_some() {
-            BUSY_FUNCTION_ERROR
-        } else {
-            BUSY_ERROR
-        }
-    }
-
-    /// SCRIPT KILL (`function` false) or FUNCTION KILL, sent as `how` (`LUAU.SCRIPT KILL`):
-    /// Redis's `scriptKill`, errors included.
-    pub fn kill(&mut self, function: bool, how: &str) -> Result<(), &'static str> {
-        if !self.active {
-            return Err("NOTBUSY No scripts in execution right now.");
-        }
-        if self.wrote {
-            return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
-        }
-        if self.function.is_some() != function {
-            return Err(self.busy_error());
-        }
-        self.kill_requested = true;
-        let engine = self.engine.map_or("Lua", EngineId::title);
-        crate::warning!("{engine} script killed by user with {how}.");
-        Ok(())
-    }
-}
-
 /// The scripting state of the server: one slot per engine, indexed by `EngineId` (an engine is
 /// taken out of its slot while it runs, so the engine and the keyspace can be borrowed at once),
 /// and what is running.
@@ -267,9 +182,6 @@ impl Running {
 /// through Rust's allocator, is reported to `alloc` (`alloc::set_vm`) so it is kept out of it.
 pub struct Scripting {
     engines: Engines,
-    pub running: Running,
-    /// `Run` buffers, kept between runs.
-    scratch: Scratch,
     /// Function libraries (`function.rs`), whichever engine runs them.
     pub functions: function::Libraries,
 }
@@ -286,8 +198,6 @@ impl Scripting {
         engines[EngineId::Tcl.index()] = Some(Box::new(tcl::Tcl::new(config)));
         let mut scripting = Scripting {
             engines,
-            running: Running::default(),
-            scratch: Scratch::default(),
             functions: function::Libraries::default(),
         };
         // The first `put` and collection set each engine's mark and tell `alloc` what Luau's VM
@@ -423,26 +333,64 @@ impl Scripting {
     pub fn vm_memory(&self) -> Vec<(&'static str, usize)> {
         self.each().map(|e| (e.id().name(), e.memory())).collect()
     }
+}
 
-    /// The flags a script or function command will run under, as Redis's `getCommandFlags` judges
-    /// it before running: EVAL's from its body's shebang, EVALSHA's from the cached script, FCALL's
-    /// from the function. None for other commands, a script without a shebang (its calls are
-    /// judged one by one), or nothing found.
-    pub fn declared_flags(&self, command: &str, args: Args) -> Option<Flags> {
-        let base = command.rsplit('.').next().unwrap_or(command);
-        let flags = match base {
-            "eval" | "eval_ro" => {
-                shebang_flags(EngineId::of_command(command.as_bytes()), &args[1]).ok()?
-            }
-            "evalsha" | "evalsha_ro" => {
-                let sha = cache::parse_sha(&args[1])?;
-                self.engine(EngineId::of_command(command.as_bytes()))?
-                    .flags(&sha)?
-            }
-            "fcall" | "fcall_ro" => self.find_function(&args[1])?.flags,
-            _ => return None,
+impl Scripting {
+    /// The server's scripting layer (the kernel holds it as `dyn Scripts`).
+    pub fn of(srv: &State) -> &Scripting {
+        srv.scripting
+            .as_any()
+            .downcast_ref()
+            .expect("the server's scripts are script::Scripting")
+    }
+
+    pub fn of_mut(srv: &mut State) -> &mut Scripting {
+        srv.scripting
+            .as_any_mut()
+            .downcast_mut()
+            .expect("the server's scripts are script::Scripting")
+    }
+}
+
+impl Scripts for Scripting {
+    fn declared_flags(&self, kind: ScriptCommand, command: &str, args: Args) -> Option<Flags> {
+        let engine = EngineId::of_command(command.as_bytes());
+        let flags = match kind {
+            ScriptCommand::Body => shebang_flags(engine, &args[1]).ok()?,
+            ScriptCommand::Sha => self.engine(engine)?.flags(&cache::parse_sha(&args[1])?)?,
+            ScriptCommand::Function => self.find_function(&args[1])?.flags,
         };
         (!flags.has(Flags::EVAL_COMPAT)).then_some(flags)
+    }
+
+    fn vm_in_rust(&self) -> usize {
+        Scripting::vm_in_rust(self)
+    }
+
+    fn collect_due(&mut self) {
+        Scripting::collect_due(self)
+    }
+
+    fn library_codes(&self) -> Vec<&[u8]> {
+        self.functions.iter().map(|lib| &lib.code[..]).collect()
+    }
+
+    fn replace_libraries(&mut self, codes: &[Vec<u8>]) -> Result<(), String> {
+        let libraries = self.compile_libraries(codes)?;
+        self.swap_libraries(libraries);
+        Ok(())
+    }
+
+    fn flush_libraries(&mut self) {
+        Scripting::flush_libraries(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 
@@ -491,31 +439,6 @@ const COLLECT_GROWTH: usize = 8 << 20;
 /// VMs that freed this much (see `alloc::note_freed`) give the allocator's free pages back to the
 /// system.
 const TRIM_AFTER: usize = 16 << 20;
-
-/// The checks a script that declared its flags (not in EVAL compatibility mode) or a function
-/// passes before it runs (Redis's `scriptPrepareForRun`): one that may write is refused where
-/// writes are (MISCONF; `*_RO` commands), and when memory was over `maxmemory` as its command
-/// began, unless it may not write or allows OOM.
-pub fn check_declared(srv: &crate::server::State, flags: Flags, ro: bool) -> Result<(), String> {
-    if flags.has(Flags::EVAL_COMPAT) {
-        return Ok(());
-    }
-    if !flags.has(Flags::NO_WRITES) {
-        if let Some(e) = crate::persist::writes_denied(srv) {
-            return Err(e);
-        }
-        if ro {
-            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
-        }
-    }
-    if srv.config.maxmemory > 0
-        && srv.eviction.oom_at_start
-        && !flags.has(Flags::ALLOW_OOM | Flags::NO_WRITES)
-    {
-        return Err("OOM allowed memory has exceeded 'maxmemory'".into());
-    }
-    Ok(())
-}
 
 /// The trait each engine implements. `load` compiles into the engine's own cache; `run` executes a
 /// cached script, writing its result (or error) to `run.ctx.out` through a `Sink`.
@@ -566,148 +489,6 @@ pub trait Engine {
     /// their bytes are then taken out of `used_memory`, which counts no VM.
     fn allocates_in_rust(&self) -> bool {
         false
-    }
-}
-
-/// The run context of one script execution.
-pub struct Run<'r, 'c> {
-    pub ctx: &'r mut Ctx<'c>,
-    pub sha: Sha,
-    pub flags: Flags,
-    /// EVAL_RO / EVALSHA_RO, or a `no-writes` script.
-    pub read_only: bool,
-    /// The protocol scripts see replies in (`redis.setresp`).
-    pub resp: u8,
-    /// `clock::ticks()` when the script's command began (no clock read of its own).
-    started: u64,
-    /// Buffers for `call`, borrowed from `Scripting` for the run so no call allocates.
-    scratch: Scratch,
-    /// The caller's `deny_blocking` before the run (set already inside EXEC).
-    deny_before: bool,
-    /// The caller's database: a SELECT in the script lasts until the script ends (inside EXEC, the
-    /// next queued command runs where the transaction was).
-    db_before: usize,
-}
-
-/// The buffers a run's `call`s reuse: the command's arguments and its reply.
-#[derive(Default)]
-pub struct Scratch {
-    reply: Reply,
-    arg_buf: Vec<u8>,
-    spans: Vec<(usize, usize)>,
-}
-
-impl<'r, 'c> Run<'r, 'c> {
-    pub fn new(ctx: &'r mut Ctx<'c>, sha: Sha, flags: Flags, ro_command: bool) -> Self {
-        let scratch = std::mem::take(&mut ctx.srv.scripting.scratch);
-        // A script never blocks: BLPOP and friends answer at once, as if timed out.
-        let deny_before = std::mem::replace(&mut ctx.clients[ctx.id].deny_blocking, true);
-        let db_before = ctx.db;
-        Run {
-            read_only: ro_command || flags.has(Flags::NO_WRITES),
-            ctx,
-            sha,
-            flags,
-            resp: 2,
-            started: clock::call_start(),
-            scratch,
-            deny_before,
-            db_before,
-        }
-    }
-
-    /// The sha as text, for error messages.
-    pub fn sha_str(&self) -> &str {
-        std::str::from_utf8(&self.sha).expect("hex digits")
-    }
-
-    /// What error messages call the script: the function's name (FCALL), else the sha.
-    pub fn script_name(&self) -> &str {
-        match &self.ctx.srv.scripting.running.function {
-            Some(f) => f,
-            None => self.sha_str(),
-        }
-    }
-
-    /// Runs a command for the script, through the command table with the script rules, and returns
-    /// its reply bytes (in the protocol `self.resp`). `args` yields the command and its arguments.
-    pub fn call<'a>(&mut self, args: impl Iterator<Item = &'a [u8]>) -> &[u8] {
-        let s = &mut self.scratch;
-        s.arg_buf.clear();
-        s.spans.clear();
-        for a in args {
-            let start = s.arg_buf.len();
-            s.arg_buf.extend_from_slice(a);
-            s.spans.push((start, s.arg_buf.len()));
-        }
-        s.reply.buf.clear();
-        s.reply.resp3 = self.resp == 3;
-        let args = Args::new(&s.arg_buf, &s.spans);
-        let caller_db = self.ctx.clients[self.ctx.id].db;
-        let mut sub = Ctx {
-            srv: self.ctx.srv,
-            clients: self.ctx.clients,
-            id: self.ctx.id,
-            db: self.ctx.db,
-            out: &mut s.reply,
-            reactor: None,
-        };
-        let rules = crate::server::gate::ScriptRules {
-            read_only: self.read_only,
-            allow_oom: !self.flags.has(Flags::EVAL_COMPAT) && self.flags.has(Flags::ALLOW_OOM),
-        };
-        crate::server::gate::call_from_script(&mut sub, args, &rules);
-        // SELECT inside a script changes the script's database, never the caller's.
-        self.ctx.db = sub.db;
-        self.ctx.clients[self.ctx.id].db = caller_db;
-        for code in s.reply.errors.drain(..) {
-            *self.ctx.srv.stats.errorstats.entry(code).or_insert(0) += 1;
-            self.ctx.srv.stats.total_error_replies += 1;
-        }
-        &s.reply.buf
-    }
-
-    /// Called by every engine's interrupt hook: `Some` when the script must stop. Past
-    /// `busy-reply-threshold` it also runs a turn of the event loop, so other clients get BUSY
-    /// replies and SCRIPT KILL or SHUTDOWN NOSAVE can arrive (Redis's `scriptInterrupt`).
-    pub fn check_budget(&mut self) -> Option<Stop> {
-        if !self.ctx.srv.scripting.running.busy {
-            let elapsed =
-                (clock::ticks_to_ns(clock::ticks().wrapping_sub(self.started)) / 1_000_000) as i64;
-            if elapsed < self.ctx.srv.config.busy_reply_threshold {
-                return None;
-            }
-            self.ctx.srv.scripting.running.busy = true;
-            crate::warning!(
-                "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
-                self.script_name()
-            );
-        }
-        if let Some(reactor) = self.ctx.reactor.as_deref_mut() {
-            crate::server::Io::new(reactor, self.ctx.srv, self.ctx.clients).busy_turn(self.ctx.id);
-        }
-        let running = &self.ctx.srv.scripting.running;
-        if running.kill_requested || self.ctx.srv.shutdown.is_some() {
-            return Some(Stop::Killed(KILLED_ERROR));
-        }
-        None
-    }
-}
-
-impl Drop for Run<'_, '_> {
-    fn drop(&mut self) {
-        // The buffers go back for the next run (shrunk if one call made them huge: a big reply,
-        // or big arguments).
-        let mut scratch = std::mem::take(&mut self.scratch);
-        if scratch.reply.buf.capacity() > 1 << 20
-            || scratch.arg_buf.capacity() > 1 << 20
-            || scratch.spans.capacity() > 1 << 16
-        {
-            scratch = Scratch::default();
-        }
-        self.ctx.srv.scripting.scratch = scratch;
-        self.ctx.clients[self.ctx.id].deny_blocking = self.deny_before;
-        self.ctx.db = self.db_before;
     }
 }
 

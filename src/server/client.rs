@@ -91,6 +91,9 @@ pub struct Client {
     /// Set while the client runs EXEC's queued commands or a script: a blocking command then answers
     /// at once as if its timeout had passed (Redis's CLIENT_DENY_BLOCKING).
     pub deny_blocking: bool,
+    /// Arguments of the running command its handler marked secret (`Ctx::redact`): the slow log
+    /// and monitors show them as `(redacted)`.
+    pub redacted: Vec<usize>,
     /// Set while the client waits in a blocking command (BLPOP, ...): see `server::blocking`.
     pub blocked: Option<Box<crate::server::blocking::Blocked>>,
     /// Set while a CLIENT PAUSE holds the client's command: see `server::pause`.
@@ -136,6 +139,7 @@ impl Client {
             want_write: false,
             dirty_cas: false,
             deny_blocking: false,
+            redacted: Vec::new(),
             blocked: None,
             postponed: None,
             tx: Default::default(),

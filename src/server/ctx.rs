@@ -60,6 +60,13 @@ impl Ctx<'_> {
         &mut self.clients[self.id]
     }
 
+    /// Marks argument `i` of the running command as a secret (a password) that the slow log and
+    /// monitors must not show (Redis's `redactClientCommandArgument`). Handlers call it as they
+    /// read the argument, so a line refused before that point is shown as it came.
+    pub fn redact(&mut self, i: usize) {
+        self.clients[self.id].redacted.push(i);
+    }
+
     /// The running command, if it changes the dataset, propagates (to the AOF) as `args` instead
     /// of itself: an equivalent that replays the same (SET EX as SET PXAT, INCRBYFLOAT as SET;
     /// Redis's `rewriteClientCommandVector`). See `server::propagate`.

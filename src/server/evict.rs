@@ -118,7 +118,7 @@ fn to_free(srv: &State) -> Option<usize> {
     if used <= max {
         return None;
     }
-    let used = used.saturating_sub(crate::persist::aof::buffer_bytes(srv));
+    let used = used.saturating_sub(crate::persist::aof::buffer_bytes(&srv.config, &srv.persist));
     (used > max).then(|| used - max)
 }
 
@@ -296,7 +296,7 @@ pub fn limit_changed(srv: &mut State) {
     }
     let used = srv
         .used_memory()
-        .saturating_sub(crate::persist::aof::buffer_bytes(srv));
+        .saturating_sub(crate::persist::aof::buffer_bytes(&srv.config, &srv.persist));
     if (srv.config.maxmemory as u64) < used as u64 {
         crate::warning!("WARNING: the new maxmemory value set via CONFIG SET ({}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", srv.config.maxmemory);
     }
@@ -304,20 +304,22 @@ pub fn limit_changed(srv: &mut State) {
 }
 
 /// The access-stamp settings the store keeps keys under (after start-up and CONFIG SET).
-pub fn configure_stamps(config: &crate::config::Config) {
-    let lfu = Policy::of(config.maxmemory_policy).pick == Pick::Lfu;
-    store::configure_stamps(lfu, config.lfu_log_factor, config.lfu_decay_time);
-}
-
-/// What an RDB file keeps of each key's stamp under this policy (Redis saves the idle time under
-/// an LRU policy, the LFU counter under an LFU one).
-pub fn saved_stamps(config: &crate::config::Config) -> crate::persist::rdb::Stamps {
+pub fn configure_stamps(srv: &mut State) {
     use crate::persist::rdb::Stamps;
-    match Policy::of(config.maxmemory_policy).pick {
+    let config = &srv.config;
+    let pick = Policy::of(config.maxmemory_policy).pick;
+    store::configure_stamps(
+        pick == Pick::Lfu,
+        config.lfu_log_factor,
+        config.lfu_decay_time,
+    );
+    // What an RDB file keeps of each key's stamp under this policy (Redis saves the idle time
+    // under an LRU policy, the LFU counter under an LFU one).
+    srv.persist.stamps = match pick {
         Pick::Lru => Stamps::Idle,
         Pick::Lfu => Stamps::Freq,
         _ => Stamps::None,
-    }
+    };
 }
 
 #[cfg(test)]

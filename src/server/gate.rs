@@ -5,7 +5,6 @@
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
 use crate::resp::parser::Args;
-use crate::script::Flags;
 use crate::server::client::ReplyMode;
 use crate::server::ctx::Ctx;
 use crate::server::evict;
@@ -13,9 +12,11 @@ use crate::server::latency;
 use crate::server::monitor;
 use crate::server::multi;
 use crate::server::propagate;
+use crate::server::script_host::{Flags, ScriptCommand};
 use crate::server::table::{
-    ALLOW_BUSY, DENYOOM, FAST, MAY_REPLICATE, NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY,
-    SUB_OK, WRITE,
+    ALLOW_BUSY, DENYOOM, DISK_ERROR_DENIED, FAST, FUNCTION_CALL, MAY_REPLICATE, MULTI_OOM_OK,
+    NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, RUNS_QUEUE, SCRIPT_BODY, SCRIPT_SHA, SUB_OK,
+    TOUCHES_ANYWAY, WRITE,
 };
 use crate::store;
 use crate::util::clock;
@@ -102,7 +103,16 @@ fn dispatch(ctx: &mut Ctx, args: Args) {
 /// declared flags replace its row's WRITE, DENYOOM and MAY_REPLICATE (`scriptFlagsToCmdFlags`).
 fn command_flags(ctx: &Ctx, idx: usize, args: Args) -> u32 {
     let cmd = ctx.srv.table.rows[idx];
-    let Some(declared) = ctx.srv.scripting.declared_flags(cmd.name, args) else {
+    let kind = if cmd.has(SCRIPT_BODY) {
+        ScriptCommand::Body
+    } else if cmd.has(SCRIPT_SHA) {
+        ScriptCommand::Sha
+    } else if cmd.has(FUNCTION_CALL) {
+        ScriptCommand::Function
+    } else {
+        return cmd.flags;
+    };
+    let Some(declared) = ctx.srv.scripting.declared_flags(kind, cmd.name, args) else {
         return cmd.flags;
     };
     let mut flags = cmd.flags & !(WRITE | DENYOOM | MAY_REPLICATE);
@@ -118,7 +128,7 @@ fn command_flags(ctx: &Ctx, idx: usize, args: Args) -> u32 {
 /// `command_flags`, and for EXEC those of every queued command too (Redis's `mstate.cmd_flags`).
 fn line_flags(ctx: &Ctx, idx: usize, args: Args) -> u32 {
     let mut flags = command_flags(ctx, idx, args);
-    if ctx.srv.table.rows[idx].name == "exec" {
+    if ctx.srv.table.rows[idx].has(RUNS_QUEUE) {
         if let Some(queue) = ctx.clients[ctx.id].tx.queue.as_deref() {
             for (row, queued) in queue.commands() {
                 flags |= command_flags(ctx, row, queued);
@@ -132,11 +142,10 @@ fn line_flags(ctx: &Ctx, idx: usize, args: Args) -> u32 {
 /// refused EXEC also ends the transaction, as Redis's `execCommandAbort`.
 fn reject(ctx: &mut Ctx, idx: usize, args: Args, msg: &str) -> Option<usize> {
     ctx.srv.table.stats[idx].rejected += 1;
-    if ctx.srv.table.rows[idx].name == "exec" {
+    if ctx.srv.table.rows[idx].has(RUNS_QUEUE) {
         // Monitors see an EXEC refused before running too (Redis's `execCommandAbort`).
         if !ctx.srv.monitors.is_empty() {
-            let cmd = ctx.srv.table.rows[idx];
-            monitor::feed(ctx, cmd, args);
+            monitor::feed(ctx, args);
         }
         let c = &mut ctx.clients[ctx.id];
         multi::discard_transaction(&mut ctx.srv.key_events, ctx.id, c);
@@ -229,7 +238,7 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     // a script runs past its time (its writes must not mix with evictions), nor while the AOF is
     // loaded (what it holds was accepted once), as Redis.
     if ctx.srv.config.maxmemory > 0
-        && !ctx.srv.scripting.running.busy
+        && !ctx.srv.script_running.busy
         && !store::loading()
         && ctx.srv.pause.kind().is_none()
     {
@@ -253,14 +262,14 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         let msg = format!("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.name);
         return reject(ctx, idx, args, &msg);
     }
-    if ctx.srv.scripting.running.busy && !cmd.has(ALLOW_BUSY) {
-        let busy = ctx.srv.scripting.running.busy_error();
+    if ctx.srv.script_running.busy && !cmd.has(ALLOW_BUSY) {
+        let busy = ctx.srv.script_running.busy_error();
         return reject(ctx, idx, args, busy);
     }
     // After a failed background save (`stop-writes-on-bgsave-error`) or AOF write, writes (and
     // PING, as Redis) are refused until persistence works again.
-    if cmd.has(WRITE) || cmd.name == "ping" {
-        if let Some(msg) = crate::persist::writes_denied(ctx.srv) {
+    if cmd.has(WRITE | DISK_ERROR_DENIED) {
+        if let Some(msg) = crate::persist::writes_denied(&ctx.srv.config, &ctx.srv.persist) {
             return reject(ctx, idx, args, &msg);
         }
     }
@@ -272,8 +281,7 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
 /// shebang is judged by its own calls), and inside MULTI anything but EXEC, DISCARD, QUIT, RESET.
 fn refused_on_oom(ctx: &Ctx, idx: usize, args: Args) -> bool {
     let in_multi = ctx.clients[ctx.id].tx.queue.is_some();
-    let name = ctx.srv.table.rows[idx].name;
-    if in_multi && !matches!(name, "exec" | "discard" | "quit" | "reset") {
+    if in_multi && !ctx.srv.table.rows[idx].has(MULTI_OOM_OK) {
         return true;
     }
     line_flags(ctx, idx, args) & DENYOOM != 0
@@ -288,7 +296,7 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     };
     let start = clock::start_call();
     let client = &ctx.clients[ctx.id];
-    clock::set_no_touch(client.no_touch && cmd.name != "touch");
+    clock::set_no_touch(client.no_touch && !cmd.has(TOUCHES_ANYWAY));
     // Watched keys this command may expire lazily (Redis signals that deletion to their watchers).
     let db = ctx.db;
     let expiring = if ctx.srv.key_events.is_empty() {
@@ -298,16 +306,18 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     };
     // What the command did is propagated once it has run.
     let frame = propagate::enter(ctx.srv);
+    // The handler marks its secret arguments anew (a line fed to monitors before it runs has none).
+    ctx.clients[ctx.id].redacted.clear();
     // A served blocked command was shown to monitors when it blocked.
     let monitored = !ctx.srv.monitors.is_empty() && !ctx.srv.blocking.reprocessing();
     if monitored && monitor::fed_before(cmd) {
-        monitor::feed(ctx, cmd, args);
+        monitor::feed(ctx, args);
     }
     if let Err(e) = handler(ctx, args) {
         ctx.out.error(&e.0);
     }
     if monitored && monitor::fed_after(cmd) {
-        monitor::feed(ctx, cmd, args);
+        monitor::feed(ctx, args);
     }
     crate::server::notify::flush_store_events(ctx);
     let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
@@ -385,13 +395,13 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
         && !rules.allow_oom
         && ctx.srv.config.maxmemory > 0
         && ctx.srv.eviction.oom_at_start
-        && !ctx.srv.scripting.running.wrote
+        && !ctx.srv.script_running.wrote
     {
         ctx.out.error(evict::OOM_ERROR);
         return;
     }
     if cmd.has(WRITE) {
-        ctx.srv.scripting.running.wrote = true;
+        ctx.srv.script_running.wrote = true;
     }
     // The script's reply buffer counts its errors from zero; the caller's mark is restored after.
     let mark = std::mem::replace(&mut ctx.srv.stats.err_mark, ctx.out.errors.len());

@@ -5,6 +5,10 @@
 //! writes as the socket takes. A timer runs the cron (`hz`): active expiry, idle timeouts, stats.
 //!
 //! Entry points: `Server::new` (binds), `Server::run` (until SHUTDOWN or a signal).
+//!
+//! This is the kernel: it names no command family (`main` builds the table from
+//! `cmd::families()`) and no engine (it holds the scripting layer as `script_host::Scripts`);
+//! below it, `persist/` works on what `persistence.rs` lends it.
 
 pub mod blocking;
 pub mod client;
@@ -17,10 +21,11 @@ pub mod latency;
 pub mod monitor;
 pub mod multi;
 pub mod notify;
-pub mod oom;
 pub mod pause;
+pub mod persistence;
 pub mod propagate;
 pub mod pubsub;
+pub mod script_host;
 mod signals;
 pub mod slowlog;
 pub mod supervise;
@@ -64,8 +69,12 @@ pub struct State {
     pub key_events: key_events::KeyEvents,
     /// Blocked clients' timers and the serving of ready keys (BLPOP, BZPOPMIN, ...).
     pub blocking: blocking::Blocking,
-    /// The scripting engines and the script running now.
-    pub scripting: crate::script::Scripting,
+    /// The scripting layer (its engines, script caches and function libraries).
+    pub scripting: Box<dyn script_host::Scripts>,
+    /// The script running now, if one is.
+    pub script_running: script_host::Running,
+    /// `script_host::Run`'s buffers, kept between runs.
+    pub script_scratch: script_host::Scratch,
     /// Channel, pattern and shard channel subscribers, and the clients messages went to.
     pub pubsub: pubsub::PubSub,
     /// Snapshot state: last save, the BGSAVE child.
@@ -139,6 +148,11 @@ pub struct Stats {
     pub err_mark: usize,
 }
 
+/// `State::used_memory`, for a server running `scripting`.
+fn used_memory_beside(scripting: &dyn script_host::Scripts) -> usize {
+    crate::alloc::used().saturating_sub(scripting.vm_in_rust())
+}
+
 impl State {
     /// INFO's `used_memory`, what `maxmemory` limits (less the AOF buffer, `evict.rs`), what
     /// MEMORY STATS calls `total.allocated`: the bytes the server allocated for everything but the
@@ -149,7 +163,7 @@ impl State {
     /// Luau's allocates through it, so its bytes are taken out (while a Luau script runs, those
     /// of its VM when it started).
     pub fn used_memory(&self) -> usize {
-        crate::alloc::used().saturating_sub(self.scripting.vm_in_rust())
+        used_memory_beside(&*self.scripting)
     }
 
     /// The highest `used_memory` so far (INFO `used_memory_peak`), kept by the allocator, which
@@ -158,16 +172,21 @@ impl State {
         crate::alloc::data_peak().max(self.used_memory())
     }
 
-    /// The state of a server started with `config` (read from `config_file`) and running the
-    /// commands of `table`.
-    pub fn new(config: Config, config_file: Option<PathBuf>, table: Table) -> State {
+    /// The state of a server started with `config` (read from `config_file`), running the
+    /// commands of `table` and the scripts of `scripting`.
+    pub fn new(
+        config: Config,
+        config_file: Option<PathBuf>,
+        table: Table,
+        scripting: Box<dyn script_host::Scripts>,
+    ) -> State {
         let dbs = (0..config.databases).map(|_| Db::default()).collect();
         let run_id = crate::util::random_hex40();
-        let scripting = crate::script::Scripting::new(&config);
         notify::configure(config.notify_keyspace_events);
-        evict::configure_stamps(&config);
-        State {
+        let mut state = State {
             scripting,
+            script_running: Default::default(),
+            script_scratch: Default::default(),
             config,
             config_file,
             dbs,
@@ -194,7 +213,9 @@ impl State {
             slowlog: Default::default(),
             latency: Default::default(),
             monitors: Vec::new(),
-        }
+        };
+        evict::configure_stamps(&mut state);
+        state
     }
 
     pub fn instantaneous_ops(&self) -> u64 {
@@ -511,7 +532,7 @@ impl<'a> Io<'a> {
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
             propagate::expired_between_commands(self.state);
-            crate::persist::aof::flush_turn(self.state);
+            persistence::flush_aof(self.state);
             self.flush_pending();
             if Instant::now() >= next_cron {
                 self.cron();
@@ -811,7 +832,7 @@ impl<'a> Io<'a> {
     }
 
     fn close_client(&mut self, key: usize) {
-        let running = &self.state.scripting.running;
+        let running = &self.state.script_running;
         if running.active && running.client == key {
             // Its command is still running (a busy script): close it once that returns.
             self.state.kill_list.push(key);
@@ -866,7 +887,7 @@ impl<'a> Io<'a> {
         }
         self.active_expire();
         self.state.scripting.collect_due();
-        crate::persist::cron(self.state);
+        crate::persist::cron(&mut self.state.persistence());
         let samples = &mut self.state.stats.ops_samples;
         samples.push((Instant::now(), self.state.stats.total_commands_processed));
         if samples.len() > 16 {
@@ -946,16 +967,16 @@ impl<'a> Io<'a> {
     /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as
     /// Redis's `prepareForShutdown`). False if the save failed: the server then keeps running.
     fn final_save(&mut self) -> bool {
-        if crate::persist::aof::refuses_shutdown(self.state, false) {
+        if crate::persist::aof::refuses_shutdown(&self.state.persist, false) {
             warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
             return false;
         }
-        crate::persist::kill_child(self.state);
+        crate::persist::kill_child(&mut self.state.persistence());
         if crate::persist::save_rules(&self.state.config).is_empty() {
             return true;
         }
         notice!("Saving the final RDB snapshot before exiting.");
-        if crate::persist::save(self.state).is_err() {
+        if crate::persist::save(&mut self.state.persistence()).is_err() {
             warning!("Error trying to save the DB, can't exit.");
             warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
             return false;
@@ -965,7 +986,7 @@ impl<'a> Io<'a> {
 
     fn prepare_shutdown(&mut self, why: Shutdown) {
         supervise::stopping();
-        crate::persist::aof::shutdown(self.state);
+        crate::persist::aof::shutdown(&mut self.state.persistence());
         match why {
             Shutdown::Signal(sig) => warning!(
                 "Received {} scheduling shutdown...",

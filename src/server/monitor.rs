@@ -24,7 +24,7 @@ pub fn stop(srv: &mut State, client: &mut Client, id: usize) {
 
 /// Shows the command `args`, run by the calling client (or by its script) on `ctx.db`, to every
 /// monitor. The caller decides whether the command is shown (see the module doc).
-pub fn feed(ctx: &mut Ctx, cmd: &Command, args: Args) {
+pub fn feed(ctx: &mut Ctx, args: Args) {
     let client = &ctx.clients[ctx.id];
     // The AOF replay at startup runs as a client with no socket.
     if client.fd < 0 {
@@ -32,7 +32,7 @@ pub fn feed(ctx: &mut Ctx, cmd: &Command, args: Args) {
     }
     let now = crate::util::clock::wall_us();
     let mut line = format!("+{}.{:06} [{} ", now / 1_000_000, now % 1_000_000, ctx.db);
-    let running = &ctx.srv.scripting.running;
+    let running = &ctx.srv.script_running;
     if running.active && running.client == ctx.id {
         line.push_str("lua");
     } else if client.is_unix {
@@ -42,7 +42,7 @@ pub fn feed(ctx: &mut Ctx, cmd: &Command, args: Args) {
         line.push_str(&client.addr);
     }
     line.push_str("] ");
-    let secret = crate::server::slowlog::secret_args(cmd.name, args);
+    let secret = |i| client.redacted.contains(&i);
     for (i, a) in args.iter().enumerate() {
         if i > 0 {
             line.push(' ');

@@ -50,7 +50,7 @@ pub struct Frame {
 
 /// Whether a sink takes propagated commands now: the AOF is recording.
 pub fn wanted(srv: &State) -> bool {
-    aof::recording(srv)
+    srv.persist.aof.recording()
 }
 
 /// Called by the gate before a handler runs: `None` when nothing is collected.
@@ -139,7 +139,7 @@ pub fn expired_between_commands(srv: &mut State) {
     }
     log_expired(srv);
     for op in std::mem::take(&mut srv.propagation.pending) {
-        aof::append(srv, std::slice::from_ref(&op));
+        aof::append(&mut srv.persist.aof, std::slice::from_ref(&op));
     }
 }
 
@@ -167,7 +167,7 @@ fn commit(srv: &mut State) {
         return;
     }
     let mut ops = std::mem::take(&mut srv.propagation.pending);
-    aof::append(srv, &ops);
+    aof::append(&mut srv.persist.aof, &ops);
     ops.clear();
     srv.propagation.pending = ops;
 }

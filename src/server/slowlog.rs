@@ -41,13 +41,13 @@ pub fn record(ctx: &mut Ctx, cmd: &Command, args: Args, micros: u64) {
     if client.fd < 0 {
         return;
     }
-    let running = &ctx.srv.scripting.running;
+    let running = &ctx.srv.script_running;
     let (peer, client_name) = if running.active && running.client == ctx.id {
         ("?:0".to_string(), Vec::new())
     } else {
         (client.addr.clone(), client.name.clone())
     };
-    let secret = secret_args(cmd.name, args);
+    let secret = |i| client.redacted.contains(&i);
     let kept = args.len().min(MAX_ARGS);
     let shown = (0..kept)
         .map(|i| {
@@ -105,93 +105,4 @@ fn push(
     log.next_id += 1;
     // A lowered slowlog-max-len takes effect at the next entry, as in Redis.
     log.entries.truncate(max_len);
-}
-
-/// Which arguments hold a secret the log must not keep (Redis's `redactClientCommandArgument`):
-/// AUTH's credentials, HELLO's AUTH pair, and the values of sensitive configs in CONFIG SET. Like
-/// Redis, only a command line whose command reached the point of reading them is redacted.
-pub fn secret_args(name: &str, args: Args) -> impl Fn(usize) -> bool {
-    let mut secret = vec![false; args.len()];
-    match name {
-        "auth" if args.len() <= 3 => secret[1..].fill(true),
-        "hello" if args.len() >= 2 => {
-            if matches!(crate::util::parse_i64(&args[1]), Some(2 | 3)) {
-                let mut i = 2;
-                while i < args.len() {
-                    let more = args.len() - 1 - i;
-                    if args[i].eq_ignore_ascii_case(b"auth") && more >= 2 {
-                        secret[i + 1] = true;
-                        secret[i + 2] = true;
-                        i += 3;
-                    } else if args[i].eq_ignore_ascii_case(b"setname") && more >= 1 {
-                        i += 2;
-                    } else {
-                        break;
-                    }
-                }
-            }
-        }
-        "config|set" if args.len().is_multiple_of(2) => {
-            for i in (2..args.len()).step_by(2) {
-                if args[i].eq_ignore_ascii_case(b"requirepass")
-                    || args[i].eq_ignore_ascii_case(b"masterauth")
-                {
-                    secret[i + 1] = true;
-                }
-            }
-        }
-        _ => {}
-    }
-    move |i| secret[i]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn redacted(line: &[&str]) -> Vec<usize> {
-        let buf: Vec<u8> = line.concat().into_bytes();
-        let mut spans = Vec::new();
-        let mut at = 0;
-        for a in line {
-            spans.push((at, at + a.len()));
-            at += a.len();
-        }
-        let args = Args::new(&buf, &spans);
-        let name = if line[0] == "config" {
-            "config|set"
-        } else {
-            line[0]
-        };
-        let secret = secret_args(name, args);
-        (0..line.len()).filter(|&i| secret(i)).collect()
-    }
-
-    #[test]
-    fn secrets_are_redacted_where_redis_redacts_them() {
-        assert_eq!(redacted(&["auth", "pw"]), [1]);
-        assert_eq!(redacted(&["auth", "user", "pw"]), [1, 2]);
-        assert_eq!(redacted(&["auth", "a", "b", "c"]), [] as [usize; 0]);
-        assert_eq!(
-            redacted(&["hello", "3", "SETNAME", "n", "AUTH", "u", "p"]),
-            [5, 6]
-        );
-        assert_eq!(
-            redacted(&["hello", "x", "AUTH", "u", "p"]),
-            [] as [usize; 0]
-        );
-        assert_eq!(
-            redacted(&["hello", "2", "BAD", "AUTH", "u", "p"]),
-            [] as [usize; 0]
-        );
-        assert_eq!(
-            redacted(&["config", "set", "maxmemory", "0", "REQUIREPASS", "s"]),
-            [5]
-        );
-        assert_eq!(
-            redacted(&["config", "set", "requirepass"]),
-            [] as [usize; 0]
-        );
-        assert_eq!(redacted(&["get", "k"]), [] as [usize; 0]);
-    }
 }

@@ -66,6 +66,22 @@ pub const NO_ASYNC_LOADING: u32 = 1 << 18;
 pub const NO_QUEUE: u32 = 1 << 30;
 /// Allowed to a RESP2 client in subscriber mode ((P|S)(UN)SUBSCRIBE, PING, QUIT, RESET).
 pub const SUB_OK: u32 = 1 << 29;
+/// Runs the transaction's queue (EXEC): its line's flags include the queued commands', and a
+/// refusal aborts the transaction.
+pub const RUNS_QUEUE: u32 = 1 << 28;
+/// Never refused for memory inside MULTI (EXEC, DISCARD, QUIT, RESET: Redis's `processCommand`).
+pub const MULTI_OOM_OK: u32 = 1 << 27;
+/// Refused with the writes after a disk error though it writes nothing (PING, as Redis).
+pub const DISK_ERROR_DENIED: u32 = 1 << 26;
+/// Touches its keys even for a CLIENT NO-TOUCH client (TOUCH).
+pub const TOUCHES_ANYWAY: u32 = 1 << 25;
+/// A script command whose `args[1]` is the script body (EVAL and its forms): its shebang's
+/// flags stand for the row's (`script_host::ScriptCommand`).
+pub const SCRIPT_BODY: u32 = 1 << 24;
+/// A script command whose `args[1]` names a cached script (EVALSHA and its forms).
+pub const SCRIPT_SHA: u32 = 1 << 23;
+/// A function call (FCALL, FCALL_RO): the function's flags stand for the row's.
+pub const FUNCTION_CALL: u32 = 1 << 22;
 
 /// The flags COMMAND INFO shows, in its order (server.c's `addReplyFlagsForCommand`; Redis 7.0
 /// hides `may_replicate`).

@@ -495,7 +495,7 @@ impl Lua {
         // What the error texts call the script: its sha, or the function's name (FCALL). Only
         // error replies need it.
         let sha = run.sha;
-        let function = run.ctx.srv.scripting.running.function.as_deref();
+        let function = run.ctx.srv.script_running.function.as_deref();
         let name = || function.unwrap_or_else(|| std::str::from_utf8(&sha).unwrap_or_default());
         let mut sink = Sink::new(run.ctx.out);
         if st == 0 {

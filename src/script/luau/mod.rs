@@ -222,7 +222,7 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
         let resp = run.resp;
         let sha = run.sha;
         // Error texts name a function by its name and its chunk `user_function`.
-        let function = run.ctx.srv.scripting.running.function.clone();
+        let function = run.ctx.srv.script_running.function.clone();
         let (name, chunk) = match function.as_deref() {
             Some(f) => (f, "user_function"),
             None => (std::str::from_utf8(&sha).unwrap_or_default(), "user_script"),

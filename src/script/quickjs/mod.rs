@@ -229,7 +229,7 @@ impl QuickJs {
         // The digest (or the function's name) as text, for error replies (a copy: `run` is lent
         // to the script).
         let sha_bytes = run.sha;
-        let function = run.ctx.srv.scripting.running.function.clone();
+        let function = run.ctx.srv.script_running.function.clone();
         let sha_text = function
             .as_deref()
             .unwrap_or_else(|| std::str::from_utf8(&sha_bytes).unwrap_or_default());

@@ -7,14 +7,22 @@
 //! what the server does today (`appendonly no`) is accepted, one that asks for the missing
 //! feature is refused with a message saying so.
 
+pub mod events;
+pub mod oom;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::resp::parser::split_args;
-use crate::server::notify;
 use crate::store::glob;
 
 pub const REDIS_VERSION: &str = "7.0.15";
+
+/// Whether a directive's value is a secret the slow log and monitors must not show (Redis's
+/// `SENSITIVE_CONFIG`).
+pub fn is_sensitive(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"requirepass") || name.eq_ignore_ascii_case(b"masterauth")
+}
 
 #[derive(Clone)]
 pub struct Config {
@@ -61,7 +69,7 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: i64,
     pub hz: i64,
-    /// Keyspace notification classes (`server::notify` flags).
+    /// Keyspace notification classes (`events` flags).
     pub notify_keyspace_events: u32,
     pub active_expire_effort: i64,
     pub busy_reply_threshold: i64,
@@ -407,7 +415,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("proto-max-bulk-len", mem(|c| &mut c.proto_max_bulk_len, 1024 * 1024, i64::MAX)),
     d("client-query-buffer-limit", mem(|c| &mut c.client_query_buffer_limit, 1024 * 1024, i64::MAX)),
     d("hz", int(|c| &mut c.hz, 0, i32::MAX as i64)).adjust(|c| c.hz = c.hz.clamp(1, 500)),
-    d("notify-keyspace-events", Kind::Special { get: |c| notify::flags_to_string(c.notify_keyspace_events), set: set_notify_keyspace_events }),
+    d("notify-keyspace-events", Kind::Special { get: |c| events::flags_to_string(c.notify_keyspace_events), set: set_notify_keyspace_events }),
     d("active-expire-effort", int(|c| &mut c.active_expire_effort, 1, 10)),
     d("busy-reply-threshold", int(|c| &mut c.busy_reply_threshold, 0, i64::MAX)).alias("lua-time-limit"),
     d("slowlog-log-slower-than", int(|c| &mut c.slowlog_log_slower_than, -1, i64::MAX)),
@@ -482,7 +490,7 @@ fn set_notify_keyspace_events(c: &mut Config, args: &[String]) -> Result<(), Str
     let [classes] = args else {
         return Err("wrong number of arguments".into());
     };
-    c.notify_keyspace_events = notify::parse_flags(classes)
+    c.notify_keyspace_events = events::parse_flags(classes)
         .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
     Ok(())
 }
