@@ -45,6 +45,29 @@ pub fn free_port() -> u16 {
     panic!("no free port between {FIRST} and {}", FIRST + SPAN);
 }
 
+/// Whether process `pid` holds the socket listening on `port` (`/proc/net/tcp`'s inode of the
+/// listener among the process's file descriptors), without sending the server anything a test
+/// could later see in its statistics.
+fn listens_on(pid: u32, port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return true;
+    };
+    let local = format!(":{port:04X}");
+    // Columns: sl local_address rem_address st ... inode; st 0A is LISTEN.
+    let inode = table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() > 9 && f[1].ends_with(&local) && f[3] == "0A").then(|| f[9].to_string())
+    });
+    let Some(inode) = inode else {
+        return false;
+    };
+    let target = format!("socket:[{inode}]");
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == target))
+    })
+}
+
 pub fn scratch_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "goblin-test-{}-{}-{}",
@@ -61,6 +84,18 @@ pub fn goblin_bin() -> &'static str {
 }
 
 fn spawn(bin: &str, tag: &str, args: &[&str]) -> Server {
+    // Another test process may pick the same free port at the same moment: the server that loses
+    // the race exits, and the test must not go on talking to the winner. Such a start is retried
+    // on a new port.
+    for _ in 0..5 {
+        if let Some(s) = try_spawn(bin, tag, args) {
+            return s;
+        }
+    }
+    panic!("{bin} did not come up on any of five ports");
+}
+
+fn try_spawn(bin: &str, tag: &str, args: &[&str]) -> Option<Server> {
     let port = free_port();
     let dir = scratch_dir(tag);
     let port_s = port.to_string();
@@ -79,17 +114,21 @@ fn spawn(bin: &str, tag: &str, args: &[&str]) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-    let s = Server { child, port, dir };
-    s.wait_ready();
-    s
+    let mut s = Server { child, port, dir };
+    s.wait_ready().then_some(s)
 }
 
 impl Server {
-    fn wait_ready(&self) {
+    /// Waits until this server answers on its port: false if it exited first, or if the process
+    /// listening there is another.
+    fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
             if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
+                return listens_on(self.child.id(), self.port);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
