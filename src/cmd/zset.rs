@@ -928,22 +928,22 @@ fn bpop_generic(
 }
 
 /// ZMPOP's keys: `numkeys` is its first argument.
-fn zmpop_keys(args: Args) -> Vec<usize> {
+fn zmpop_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 1, None)
 }
 
 /// ZUNION/ZINTER/ZDIFF/ZINTERCARD's keys: `numkeys` then the inputs.
-fn inputs_keys(args: Args) -> Vec<usize> {
+fn inputs_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 1, None)
 }
 
 /// The *STORE forms' keys: the `numkeys` inputs, then the destination (Redis's order here).
-fn store_keys(args: Args) -> Vec<usize> {
+fn store_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 2, Some(1))
 }
 
 /// BZMPOP's keys: `numkeys` follows the timeout.
-fn bzmpop_keys(args: Args) -> Vec<usize> {
+fn bzmpop_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 2, None)
 }
 
