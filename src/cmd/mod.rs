@@ -37,6 +37,8 @@ pub mod slowlog;
 pub mod sort;
 pub mod string;
 pub mod zset;
+pub mod zset_range;
+pub mod zset_setop;
 
 // The kernel's handler interface and table rows, under the names every family uses.
 pub use crate::resp::parser::Args;
@@ -67,6 +69,8 @@ pub fn families() -> &'static [&'static [Command]] {
         persist::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_setop::COMMANDS,
         geo::COMMANDS,
         hyperloglog::COMMANDS,
         multi::COMMANDS,
