@@ -754,7 +754,8 @@ fn keys_of_line(t: &super::Table, sub: Args) -> Result<Vec<(usize, u32)>, CmdErr
     let keys = match (by_specs, c.key_finder) {
         (Some(keys), _) => keys,
         (None, Some(find)) => find(sub),
-        (None, None) => c.key_specs.find_flagged(sub).unwrap_or_default(),
+        // Specs that do not fit the line, and no finder (a row whose flags vary has one).
+        (None, None) => Vec::new(),
     };
     if keys.is_empty() && !c.has(NO_MANDATORY_KEYS) {
         return Err("ERR Invalid arguments specified for command".into());

@@ -185,8 +185,8 @@ mod tests {
     }
 
     /// Every family gives rows, and every name (subcommands' included) is lowercase and belongs to
-    /// one row of one family: a top-level name has no `|`, a subcommand's is its container's name,
-    /// `|`, its own.
+    /// one row of one family; a top-level name has no `|` (a subcommand's starts with its
+    /// container's, `every_row_is_complete`).
     ///
     /// The other half of "every handler has a row" is the compiler's: handlers are private
     /// functions of their family's file, so one that no row names is dead code, which the
