@@ -572,6 +572,30 @@ fn bitfield_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 #[rustfmt::skip]
+/// COMMAND GETKEYS of BITFIELD, as Redis's `bitfieldGetKeys`: the key, only read when the line
+/// has GETs and OVERFLOWs only (an unknown word counting as a write).
+fn bitfield_keys(args: Args) -> Vec<(usize, u32)> {
+    let mut reads_only = true;
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        if is(&args[i], "get") && left >= 2 {
+            i += 3;
+        } else if is(&args[i], "overflow") && left >= 1 {
+            i += 2;
+        } else {
+            reads_only = false;
+            break;
+        }
+    }
+    let flags = if reads_only {
+        RO | ACCESS
+    } else {
+        RW | ACCESS | UPDATE
+    };
+    vec![(1, flags)]
+}
+
 pub const COMMANDS: &[Command] = &[
     Command::new("setbit", setbit, 4, WRITE | DENYOOM).key(1, RW | ACCESS | UPDATE).group(GROUP)
         .doc("Sets or clears the bit at offset in the string value stored at key", "2.2.0", "O(1)", "key offset:integer value:integer"),
@@ -590,7 +614,7 @@ pub const COMMANDS: &[Command] = &[
     Command::new("bitop", bitop, -4, WRITE | DENYOOM).key(2, OW | UPDATE).key_range(3, -1, 1, RO | ACCESS).group(GROUP)
         .doc("Perform bitwise operations between strings", "2.6.0", "O(N)", "operation destkey:key key [key ...]"),
     Command::new("bitfield", bitfield, -2, WRITE | DENYOOM).key(1, RW | ACCESS | UPDATE | VARIABLE_FLAGS).group(GROUP)
-        .key_notes("This command allows both access and modification of the key")
+        .key_notes("This command allows both access and modification of the key").key_finder(bitfield_keys)
         .doc("Perform arbitrary bitfield integer operations on strings", "3.2.0", "O(1) for each subcommand specified",
             "key [operation:(GET encoding offset:integer | write:([OVERFLOW (WRAP | SAT | FAIL)] write_operation:(SET encoding offset:integer value:integer | INCRBY encoding offset:integer increment:integer))) [operation:(GET encoding offset:integer | write:([OVERFLOW (WRAP | SAT | FAIL)] write_operation:(SET encoding offset:integer value:integer | INCRBY encoding offset:integer increment:integer))) ...]]"),
     Command::new("bitfield_ro", bitfield_ro, -2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)

@@ -2,9 +2,7 @@
 //! command table. DOCS builds each command's argument tree from its row's syntax line, so the hints
 //! redis-cli shows and the syntax in the docs never disagree with what the server parses.
 
-use super::keyspec::{
-    BeginSearch, FindKeys, KeySpec, ACCESS, KEY_FLAG_NAMES, OW, RO, RW, UPDATE, VARIABLE_FLAGS,
-};
+use super::keyspec::{BeginSearch, FindKeys, KeySpec, KEY_FLAG_NAMES, VARIABLE_FLAGS};
 use super::parse::{is, text};
 use super::{
     acl, Args, CmdError, CmdResult, Command, Ctx, ADMIN, BLOCKING, FAST, FLAG_NAMES, LOADING,
@@ -732,9 +730,8 @@ fn command_list(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// The keys of the command line `sub` with their flags, as Redis's `getKeysFromCommandWithSpecs`:
-/// the key specs when their flags are fixed, else (or when they do not fit the line) the row's own
-/// finder, with the flags Redis's getkeys functions give (`finder_flags`). Errors as COMMAND
-/// GETKEYS gives them.
+/// the key specs when their flags are fixed and they fit the line, else the row's own finder, which
+/// flags the keys as this line uses them. Errors as COMMAND GETKEYS gives them.
 fn keys_of_line(t: &super::Table, sub: Args) -> Result<Vec<(usize, u32)>, CmdError> {
     let Some(mut idx) = t.find(&sub[0]) else {
         return Err("ERR Invalid command specified".into());
@@ -756,65 +753,14 @@ fn keys_of_line(t: &super::Table, sub: Args) -> Result<Vec<(usize, u32)>, CmdErr
     let by_specs = (!variable).then(|| c.key_specs.find_flagged(sub)).flatten();
     let keys = match (by_specs, c.key_finder) {
         (Some(keys), _) => keys,
-        (None, Some(find)) => {
-            let found = find(sub);
-            let flags = finder_flags(c.name, sub, &found);
-            found.into_iter().zip(flags).collect()
-        }
-        (None, None) if variable => {
-            let found = c.key_specs.find(sub).unwrap_or_default();
-            let flags = finder_flags(c.name, sub, &found);
-            found.into_iter().zip(flags).collect()
-        }
-        (None, None) => c.key_specs.find_flagged(sub).unwrap_or_default(),
+        (None, Some(find)) => find(sub),
+        // Specs that do not fit the line, and no finder (a row whose flags vary has one).
+        (None, None) => Vec::new(),
     };
     if keys.is_empty() && !c.has(NO_MANDATORY_KEYS) {
         return Err("ERR Invalid arguments specified for command".into());
     }
     Ok(keys)
-}
-
-/// The flags Redis's getkeys functions give the keys they find: SET's and BITFIELD's by what the
-/// line does, a source key and a STORE destination by their roles (SORT, GEORADIUS), none for the
-/// `numkeys` fallback (`genericGetKeys`).
-fn finder_flags(command: &str, sub: Args, keys: &[usize]) -> Vec<u32> {
-    let one = |f: u32| vec![f; keys.len()];
-    match command {
-        "set" => {
-            let get = sub.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
-            one(if get {
-                RW | ACCESS | UPDATE
-            } else {
-                OW | UPDATE
-            })
-        }
-        "bitfield" => one(if bitfield_reads_only(sub) {
-            RO | ACCESS
-        } else {
-            RW | ACCESS | UPDATE
-        }),
-        "sort" | "sort_ro" | "georadius" | "georadiusbymember" => (0..keys.len())
-            .map(|i| if i == 0 { RO | ACCESS } else { OW | UPDATE })
-            .collect(),
-        _ => one(0),
-    }
-}
-
-/// Whether a BITFIELD line only reads (Redis's `bitfieldGetKeys`): GETs and OVERFLOWs only, an
-/// unknown word counting as a write.
-fn bitfield_reads_only(sub: Args) -> bool {
-    let mut i = 2;
-    while i < sub.len() {
-        let left = sub.len() - i - 1;
-        if is(&sub[i], "get") && left >= 2 {
-            i += 3;
-        } else if is(&sub[i], "overflow") && left >= 1 {
-            i += 2;
-        } else {
-            return false;
-        }
-    }
-    true
 }
 
 /// COMMAND GETKEYS command [arg [arg ...]]

@@ -353,7 +353,7 @@ fn fcall_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// The keys of an FCALL line: `numkeys` at position 2, then the keys.
-fn fcall_keys(args: Args) -> Vec<usize> {
+fn fcall_keys(args: Args) -> Vec<(usize, u32)> {
     super::keyspec::keys_after_numkeys(args, 2, None)
 }
 

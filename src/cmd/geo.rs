@@ -11,7 +11,9 @@
 
 use std::ffi::CStr;
 
-use super::keyspec::{BeginSearch, FindKeys, KeySpec, ACCESS, OW, RO, RW, UPDATE};
+use super::keyspec::{
+    source_and_store, BeginSearch, FindKeys, KeySpec, ACCESS, OW, RO, RW, UPDATE,
+};
 use super::parse::{double_or, int, is, score, text};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, MOVABLEKEYS, READONLY, WRITE};
 use crate::resp::parser::ArgLine;
@@ -1012,9 +1014,9 @@ fn geosearchstore(ctx: &mut Ctx, args: Args) -> CmdResult {
     search_generic(ctx, args, Kind::SearchStore, false)
 }
 
-/// COMMAND GETKEYS of GEORADIUS and GEORADIUSBYMEMBER, as Redis's `georadiusGetKeys`: the key, and
-/// the destination of the last STORE or STOREDIST from argument 5 on.
-fn georadius_keys(args: Args) -> Vec<usize> {
+/// COMMAND GETKEYS of GEORADIUS and GEORADIUSBYMEMBER, as Redis's `georadiusGetKeys`: the key
+/// (read), and the destination of the last STORE or STOREDIST from argument 5 on (overwritten).
+fn georadius_keys(args: Args) -> Vec<(usize, u32)> {
     let mut store = None;
     let mut i = 5;
     while i < args.len() {
@@ -1024,7 +1026,7 @@ fn georadius_keys(args: Args) -> Vec<usize> {
         }
         i += 1;
     }
-    std::iter::once(1).chain(store).collect()
+    source_and_store(store)
 }
 
 /// The destination after `keyword` (STORE, STOREDIST), searched from argument `startfrom`.

@@ -762,12 +762,12 @@ fn blmove_generic(ctx: &mut Ctx, args: Args, from: End, to: End, timeout: u64) -
 }
 
 /// LMPOP's keys: `numkeys` is its first argument.
-fn lmpop_keys(args: Args) -> Vec<usize> {
+fn lmpop_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 1, None)
 }
 
 /// BLMPOP's keys: `numkeys` follows the timeout.
-fn blmpop_keys(args: Args) -> Vec<usize> {
+fn blmpop_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 2, None)
 }
 

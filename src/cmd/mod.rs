@@ -37,6 +37,8 @@ pub mod slowlog;
 pub mod sort;
 pub mod string;
 pub mod zset;
+pub mod zset_range;
+pub mod zset_setop;
 
 // The kernel's handler interface and table rows, under the names every family uses.
 pub use crate::resp::parser::Args;
@@ -67,6 +69,8 @@ pub fn families() -> &'static [&'static [Command]] {
         persist::COMMANDS,
         command::COMMANDS,
         zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_setop::COMMANDS,
         geo::COMMANDS,
         hyperloglog::COMMANDS,
         multi::COMMANDS,
@@ -150,9 +154,17 @@ mod tests {
             // Redis derives `movablekeys` from the key specs; the rows declare it, and agree.
             let movable = c.key_specs.legacy().movable;
             assert_eq!(c.has(MOVABLEKEYS), movable, "{}: movablekeys", c.name);
+            // A finder is for what the specs cannot say: where some key is, or how this line
+            // uses it; and a row whose specs say the flags vary needs one to tell them.
+            let variable = c.key_specs.all_flags() & keyspec::VARIABLE_FLAGS != 0;
             assert!(
-                c.key_finder.is_none() || movable,
-                "{} has a key finder but its key specs find every key",
+                c.key_finder.is_none() || movable || variable,
+                "{} has a key finder but its key specs find every key, with fixed flags",
+                c.name
+            );
+            assert!(
+                !variable || c.key_finder.is_some(),
+                "{}: its key flags vary with the line, but it has no key finder to give them",
                 c.name
             );
             // Every key spec says how the key is used: one of RO, RW, OW, RM (a shard channel's
@@ -172,68 +184,99 @@ mod tests {
         assert!(t.find_sub(config, b"get").is_some());
     }
 
-    /// Every handler function in a family file is named by some table row (a handler without a row
-    /// would be unreachable), and every row's handler is a function of its own family file.
+    /// Every family gives rows, and every name (subcommands' included) is lowercase and belongs to
+    /// one row of one family; a top-level name has no `|` (a subcommand's starts with its
+    /// container's, `every_row_is_complete`).
+    ///
+    /// The other half of "every handler has a row" is the compiler's: handlers are private
+    /// functions of their family's file, so one that no row names is dead code, which the
+    /// `dead_code` lint reports and clippy's `-D warnings` refuses.
     #[test]
-    fn every_handler_has_a_row() {
-        let families = [
-            include_str!("string.rs"),
-            include_str!("bitops.rs"),
-            include_str!("keys.rs"),
-            include_str!("list.rs"),
-            include_str!("connection.rs"),
-            include_str!("server.rs"),
-            include_str!("command.rs"),
-            include_str!("scripting.rs"),
-            include_str!("hash.rs"),
-            include_str!("set.rs"),
-            include_str!("zset.rs"),
-            include_str!("multi.rs"),
-            include_str!("function.rs"),
-            include_str!("pubsub.rs"),
-            include_str!("goblin.rs"),
-            include_str!("sort.rs"),
-            include_str!("slowlog.rs"),
-            include_str!("memory.rs"),
-            include_str!("latency.rs"),
-            include_str!("module.rs"),
-            include_str!("cluster.rs"),
-            include_str!("monitor.rs"),
-            include_str!("replication.rs"),
-            include_str!("hyperloglog.rs"),
-            include_str!("geo.rs"),
-        ];
-        for src in families {
-            let handlers: Vec<&str> = src
-                .lines()
-                .filter_map(|l| l.trim_start().strip_prefix("fn "))
-                .filter(|l| l.contains(": &mut Ctx, ") && l.ends_with(": Args) -> CmdResult {"))
-                .map(|l| l.split('(').next().unwrap())
-                .collect();
-            assert!(!handlers.is_empty());
-            // Rows may be wrapped over lines by rustfmt: compare with the whitespace removed.
-            let flat: String = src.split_whitespace().collect();
-            // Rows written by a macro for a name prefix (the scripting engines) read
-            // `Command::new(concat!($p,"name"),handler,...`.
-            let row_handlers: Vec<&str> = flat
-                .split("Command::new(\"")
-                .skip(1)
-                .map(|row| row.split(',').nth(1).unwrap())
-                .chain(
-                    flat.split("Command::new(concat!(")
-                        .skip(1)
-                        .map(|row| row.split(',').nth(2).unwrap()),
-                )
-                .collect();
-            for h in &handlers {
-                assert!(row_handlers.contains(h), "handler {h} has no command row");
-            }
-            for h in &row_handlers {
+    fn families_hold_distinct_rows() {
+        let mut names = std::collections::HashSet::new();
+        for (i, family) in families().iter().enumerate() {
+            assert!(!family.is_empty(), "family {i} of families() has no rows");
+            for c in family.iter() {
                 assert!(
-                    handlers.contains(h),
-                    "a row uses {h}, which is not a handler of this family"
+                    !c.name.contains('|'),
+                    "{} is a subcommand at the top",
+                    c.name
                 );
+                for row in std::iter::once(c).chain(c.subcommands) {
+                    assert_eq!(row.name, row.name.to_ascii_lowercase(), "{}", row.name);
+                    assert!(names.insert(row.name), "{} is defined twice", row.name);
+                }
             }
+        }
+    }
+
+    /// The fewest words a syntax argument takes: nothing when optional, one occurrence when
+    /// repeated, the cheapest choice of a `oneof`.
+    fn fewest_words(a: &command::DocArg) -> usize {
+        if a.optional {
+            return 0;
+        }
+        let own = match a.kind {
+            "pure-token" => return 1,
+            "block" => a.args.iter().map(fewest_words).sum(),
+            "oneof" => a.args.iter().map(fewest_words).min().unwrap_or(0),
+            _ => 1,
+        };
+        own + a.token.is_some() as usize
+    }
+
+    fn may_take_more(a: &command::DocArg) -> bool {
+        a.optional || a.multiple || a.args.iter().any(may_take_more)
+    }
+
+    fn names_a_key(a: &command::DocArg) -> bool {
+        a.kind == "key" || a.args.iter().any(names_a_key)
+    }
+
+    /// A row's syntax line, its arity and its keys tell one story: the arity is the shortest line
+    /// the syntax allows (negative when the syntax allows longer ones), and the syntax names a
+    /// key exactly when the key specs or the key finder find one.
+    #[test]
+    fn syntax_agrees_with_arity_and_keys() {
+        // Redis's own arities that its documented syntax does not give (COMMAND INFO shows them,
+        // and the differential tests hold us to them).
+        const REDIS_ARITIES: &[&str] = &[
+            "quit",
+            "client|kill",
+            "cluster|setslot",
+            "command",
+            "command|getkeys",
+            "command|getkeysandflags",
+            "geopos",
+            "geohash",
+            "pfmerge",
+        ];
+        let t = Table::build(families());
+        for c in &t.rows {
+            if c.handler.is_none() {
+                continue;
+            }
+            let args = command::doc_args(c.syntax);
+            let words = if c.name.contains('|') { 2 } else { 1 };
+            let shortest = (words + args.iter().map(fewest_words).sum::<usize>()) as i32;
+            let arity = if args.iter().any(may_take_more) {
+                -shortest
+            } else {
+                shortest
+            };
+            assert_eq!(
+                arity == c.arity,
+                !REDIS_ARITIES.contains(&c.name),
+                "{}: arity {} but its syntax says {arity}",
+                c.name,
+                c.arity
+            );
+            assert_eq!(
+                args.iter().any(names_a_key),
+                c.key_specs.has_keys() || c.key_finder.is_some(),
+                "{}: its syntax and its key specs disagree on whether it has keys",
+                c.name
+            );
         }
     }
 }

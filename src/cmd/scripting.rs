@@ -183,7 +183,7 @@ fn script_help(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// The keys of an EVAL-family line: `numkeys` at position 2, then the keys.
-fn eval_keys(args: Args) -> Vec<usize> {
+fn eval_keys(args: Args) -> Vec<(usize, u32)> {
     super::keyspec::keys_after_numkeys(args, 2, None)
 }
 

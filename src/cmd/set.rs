@@ -639,7 +639,7 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
 const SCAN_COMPLEXITY: &str = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..";
 
 /// SINTERCARD's keys: `numkeys` then the sets.
-fn sintercard_keys(args: Args) -> Vec<usize> {
+fn sintercard_keys(args: Args) -> Vec<(usize, u32)> {
     super::keyspec::keys_after_numkeys(args, 1, None)
 }
 

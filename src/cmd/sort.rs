@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use super::keyspec::{BeginSearch, FindKeys, KeySpec, ACCESS, OW, RO, UPDATE};
+use super::keyspec::{source_and_store, BeginSearch, FindKeys, KeySpec, ACCESS, OW, RO, UPDATE};
 use super::parse::{int, is, strtod};
 use super::{acl, Args, CmdResult, Command, Ctx, DENYOOM, MOVABLEKEYS, READONLY, WRITE};
 use crate::resp::reply::{SYNTAX, WRONGTYPE};
@@ -319,9 +319,9 @@ fn sort_generic(ctx: &mut Ctx, args: Args, read_only: bool) -> CmdResult {
     Ok(())
 }
 
-/// COMMAND GETKEYS of SORT, as Redis's `sortGetKeys`: the key, and the destination of the last
-/// STORE, skipping the arguments of LIMIT, GET and BY.
-fn sort_keys(args: Args) -> Vec<usize> {
+/// COMMAND GETKEYS of SORT, as Redis's `sortGetKeys`: the key (read), and the destination of the
+/// last STORE (overwritten), skipping the arguments of LIMIT, GET and BY.
+fn sort_keys(args: Args) -> Vec<(usize, u32)> {
     let mut store = None;
     let mut i = 2;
     while i < args.len() {
@@ -335,12 +335,12 @@ fn sort_keys(args: Args) -> Vec<usize> {
         }
         i += 1;
     }
-    std::iter::once(1).chain(store).collect()
+    source_and_store(store)
 }
 
-/// COMMAND GETKEYS of SORT_RO: only the key.
-fn sort_ro_keys(_args: Args) -> Vec<usize> {
-    vec![1]
+/// COMMAND GETKEYS of SORT_RO, as Redis's `sortROGetKeys`: only the key, read.
+fn sort_ro_keys(_args: Args) -> Vec<(usize, u32)> {
+    source_and_store(None)
 }
 
 /// The keys BY and GET patterns name, which only the sorted elements tell.

@@ -800,13 +800,25 @@ fn lcs_table(a: &[u8], b: &[u8], max_bytes: i64) -> Result<Vec<u32>, CmdError> {
     Ok(table)
 }
 
+/// COMMAND GETKEYS of SET, as Redis's `setGetKeys`: the key, read and updated with GET, else
+/// overwritten.
+fn set_keys(args: Args) -> Vec<(usize, u32)> {
+    let get = args.iter().skip(3).any(|a| is(a, "get"));
+    let flags = if get {
+        RW | ACCESS | UPDATE
+    } else {
+        OW | UPDATE
+    };
+    vec![(1, flags)]
+}
+
 pub const COMMANDS: &[Command] = &[
     Command::new("get", get, 2, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Get the value of a key", "1.0.0", "O(1)", "key"),
     Command::new("set", set, -3, WRITE | DENYOOM).key(1, RW | ACCESS | UPDATE | VARIABLE_FLAGS).group(GROUP)
         .history(&[("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."), ("6.0.0", "Added the `KEEPTTL` option."), ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."), ("7.0.0", "Allowed the `NX` and `GET` options to be used together.")])
         .arg_since(&[("condition", "2.6.12"), ("get", "6.2.0"), ("seconds", "2.6.12"), ("milliseconds", "2.6.12"), ("unix-time-seconds", "6.2.0"), ("unix-time-milliseconds", "6.2.0"), ("keepttl", "6.0.0")])
-        .key_notes("RW and ACCESS due to the optional `GET` argument")
+        .key_notes("RW and ACCESS due to the optional `GET` argument").key_finder(set_keys)
         .doc("Set the string value of a key", "1.0.0", "O(1)",
             "key value [condition:(NX | XX)] [GET] [expiration:(EX seconds:integer | PX milliseconds:integer | EXAT unix-time-seconds:unix-time | PXAT unix-time-milliseconds:unix-time | KEEPTTL)]"),
     Command::new("setnx", setnx, 3, WRITE | DENYOOM | FAST).key(1, OW | INSERT).group(GROUP)

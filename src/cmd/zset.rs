@@ -1,18 +1,17 @@
-//! Sorted sets (Redis's t_zset.c): ZADD and ZINCRBY, reads by member, rank, score and lex range, the
-//! range removals, pops (and the blocking BZPOPMIN, BZPOPMAX and BZMPOP, which wait through
-//! `server::blocking`), the ZUNION/ZINTER/ZDIFF algebra, ZRANDMEMBER and ZSCAN.
+//! Sorted sets (Redis's t_zset.c): ZADD and ZINCRBY, reads by member, rank and count, ZREM, pops
+//! (and the blocking BZPOPMIN, BZPOPMAX and BZMPOP, which wait through `server::blocking`),
+//! ZRANDMEMBER and ZSCAN, and the helpers every sorted-set command shares (`read`, `write`,
+//! `reply_members`, `store_result`, ...). The range commands (ZRANGE and its kin, ZREMRANGEBY*)
+//! are in `zset_range.rs`, the ZUNION/ZINTER/ZDIFF algebra in `zset_setop.rs`.
 //!
-//! Generic helpers serve the families as in Redis: `zadd_generic` (ZADD, ZINCRBY), `range_generic`
-//! (ZRANGE, ZRANGESTORE, ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX), `remrange_generic`
-//! (ZREMRANGEBY*), `setop_generic` (ZUNION[STORE], ZINTER[STORE], ZDIFF[STORE], ZINTERCARD) and
+//! Generic helpers serve the families as in Redis: `zadd_generic` (ZADD, ZINCRBY) and
 //! `pop_generic` (ZPOPMIN, ZPOPMAX, ZMPOP, and through `bpop_generic` the blocking pops).
 
-use super::keyspec::{keys_after_numkeys, ACCESS, DELETE, OW, RO, RW, UPDATE};
-use std::collections::{HashMap, HashSet};
+use super::keyspec::{keys_after_numkeys, ACCESS, DELETE, RO, RW, UPDATE};
+use std::collections::HashSet;
 
 use super::parse::{
-    self, cursor, double_or, int, int_or, is, lex_range, positive, scan_args, score, score_range,
-    ScanArgs,
+    self, cursor, int, int_or, is, lex_range, positive, scan_args, score, score_range, ScanArgs,
 };
 use super::{
     Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST, MOVABLEKEYS, NOSCRIPT,
@@ -22,7 +21,7 @@ use crate::resp::reply::{Reply, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
 use crate::server::notify::{GENERIC, ZSET};
 use crate::store::zset::{Limits, NodeId, Range};
-use crate::store::{glob, Db, Entry, Set, Value, ZSet};
+use crate::store::{glob, Db, Entry, Value, ZSet};
 use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
 
 const GROUP: &str = "sorted-set";
@@ -50,13 +49,13 @@ pub(crate) fn read<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet
 }
 
 /// A sorted set for writing (no hit/miss accounting).
-fn write<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
+pub(super) fn write<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut ZSet>, CmdError> {
     db.lookup_mut(key).map(as_zset).transpose()
 }
 
 /// Deletes `key` if its sorted set became empty (Redis deletes empty aggregates), firing `del`
 /// after the command's own event.
-fn delete_if_emptied(ctx: &mut Ctx, key: &[u8], emptied: bool) {
+pub(super) fn delete_if_emptied(ctx: &mut Ctx, key: &[u8], emptied: bool) {
     if emptied {
         ctx.db().remove(key);
         ctx.notify(GENERIC, "del", key);
@@ -65,7 +64,7 @@ fn delete_if_emptied(ctx: &mut Ctx, key: &[u8], emptied: bool) {
 
 /// Members (and with `withscores` their scores) as Redis replies a range: a flat array in RESP2,
 /// `[member, score]` pairs in RESP3.
-fn reply_members(
+pub(super) fn reply_members(
     out: &mut Reply,
     items: impl ExactSizeIterator<Item = (Vec<u8>, f64)>,
     withscores: bool,
@@ -84,7 +83,7 @@ fn reply_members(
 }
 
 /// `reply_members` for nodes of `z`.
-fn reply_nodes(out: &mut Reply, z: &ZSet, ids: &[NodeId], withscores: bool) {
+pub(super) fn reply_nodes(out: &mut Reply, z: &ZSet, ids: &[NodeId], withscores: bool) {
     let n = ids.len();
     out.array(if withscores && !out.resp3 { 2 * n } else { n });
     for &id in ids {
@@ -370,303 +369,14 @@ fn zrem(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// What a range command selects: ranks (`start stop`) or a score/lex range.
-enum Select {
-    Rank(i64, i64),
-    Range(Range),
-}
-
-/// The nodes a range selects, in reply order: Redis's `genericZrangebyrankCommand`,
-/// `genericZrangebyscoreCommand` and `genericZrangebylexCommand`. `limit` < 0 means no limit; a
-/// negative `offset` selects nothing, as in Redis.
-fn select(z: &ZSet, sel: &Select, rev: bool, offset: i64, limit: i64) -> Vec<NodeId> {
-    let len = z.len() as i64;
-    let mut ids = Vec::new();
-    match sel {
-        Select::Rank(start, end) => {
-            let (mut start, mut end) = (*start, *end);
-            if start < 0 {
-                start += len;
-            }
-            if end < 0 {
-                end += len;
-            }
-            start = start.max(0);
-            if start > end || start >= len {
-                return ids;
-            }
-            end = end.min(len - 1);
-            let n = (end - start + 1) as usize;
-            ids.reserve(n);
-            let first = if rev { len - 1 - start } else { start };
-            let mut cur = z.at_rank(first as usize);
-            while let Some(id) = cur {
-                if ids.len() == n {
-                    break;
-                }
-                ids.push(id);
-                cur = if rev { z.prev(id) } else { z.next(id) };
-            }
-        }
-        Select::Range(range) => {
-            if offset > 0 && offset >= len {
-                return ids;
-            }
-            let mut cur = if rev {
-                z.last_in(range)
-            } else {
-                z.first_in(range)
-            };
-            if offset < 0 {
-                return ids;
-            }
-            if offset > 0 {
-                // Skipping is by rank, without checking the range (as Redis's skip loop).
-                cur = cur.and_then(|id| {
-                    let r = z.rank_of_node(id) as i64;
-                    let t = if rev { r - offset } else { r + offset };
-                    (0..len)
-                        .contains(&t)
-                        .then(|| z.at_rank(t as usize))
-                        .flatten()
-                });
-            }
-            let mut left = limit;
-            while let Some(id) = cur {
-                if left == 0 {
-                    break;
-                }
-                let (m, s) = z.get(id);
-                let inside = if rev {
-                    range.above_min(s, m)
-                } else {
-                    range.below_max(s, m)
-                };
-                if !inside {
-                    break;
-                }
-                ids.push(id);
-                left -= 1;
-                cur = if rev { z.prev(id) } else { z.next(id) };
-            }
-        }
-    }
-    ids
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum RangeKind {
-    Auto,
-    Rank,
-    Score,
-    Lex,
-}
-
-/// Redis's `zrangeGenericCommand`: the key is `args[at]`, then `min max` and options. `store`
-/// holds ZRANGESTORE's destination.
-fn range_generic(
-    ctx: &mut Ctx,
-    args: Args,
-    at: usize,
-    store: Option<&[u8]>,
-    mut kind: RangeKind,
-    rev: Option<bool>,
-) -> CmdResult {
-    let key = &args[at];
-    let (mut minidx, mut maxidx) = (at + 1, at + 2);
-    let mut withscores = false;
-    let (mut offset, mut limit) = (0i64, -1i64);
-    let mut direction = rev;
-    let mut j = at + 3;
-    while j < args.len() {
-        let left = args.len() - j - 1;
-        let a = &args[j];
-        if store.is_none() && is(a, "withscores") {
-            withscores = true;
-        } else if is(a, "limit") && left >= 2 {
-            offset = int(&args[j + 1])?;
-            limit = int(&args[j + 2])?;
-            j += 2;
-        } else if direction.is_none() && is(a, "rev") {
-            direction = Some(true);
-        } else if kind == RangeKind::Auto && is(a, "bylex") {
-            kind = RangeKind::Lex;
-        } else if kind == RangeKind::Auto && is(a, "byscore") {
-            kind = RangeKind::Score;
-        } else {
-            return Err(SYNTAX.into());
-        }
-        j += 1;
-    }
-    let rev = direction.unwrap_or(false);
-    if kind == RangeKind::Auto {
-        kind = RangeKind::Rank;
-    }
-    if limit != -1 && kind == RangeKind::Rank {
-        return Err(
-            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
-                .into(),
-        );
-    }
-    if withscores && kind == RangeKind::Lex {
-        return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX".into());
-    }
-    if rev && kind != RangeKind::Rank {
-        std::mem::swap(&mut minidx, &mut maxidx);
-    }
-    let sel = match kind {
-        RangeKind::Score => Select::Range(score_range(&args[minidx], &args[maxidx])?),
-        RangeKind::Lex => Select::Range(lex_range(&args[minidx], &args[maxidx])?),
-        _ => Select::Rank(int(&args[minidx])?, int(&args[maxidx])?),
-    };
-    let lim = limits(ctx);
-    let db = &mut ctx.srv.dbs[ctx.db];
-    let z = read(db, key)?;
-    let Some(dst) = store else {
-        match z {
-            None => ctx.out.array(0),
-            Some(z) => {
-                let ids = select(z, &sel, rev, offset, limit);
-                reply_nodes(ctx.out, z, &ids, withscores);
-            }
-        }
-        return Ok(());
-    };
-    let result = z.map(|z| {
-        let ids = select(z, &sel, rev, offset, limit);
-        let max_len = ids.iter().map(|&id| z.get(id).0.len()).max().unwrap_or(0);
-        let mut out = ZSet::for_result(ids.len(), max_len, lim);
-        for &id in &ids {
-            let (m, s) = z.get(id);
-            out.insert(m, s, lim);
-        }
-        out
-    });
-    store_result(ctx, dst, result.unwrap_or_default(), "zrangestore");
-    Ok(())
-}
-
 /// Stores a store command's result at `dst` (notified as `event`) and replies its size; an empty
 /// result deletes `dst`, notified as `del` (Redis's `zrangeResultFinalizeStore` and the end of
 /// `zunionInterDiffGenericCommand`).
-fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
+pub(super) fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
     let n = z.len();
     let value = (n > 0).then(|| Value::ZSet(Box::new(z)));
     ctx.store_result(dst, value, ZSET, event, 1);
     ctx.out.int(n as i64);
-}
-
-/// ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
-///
-/// # Format
-/// `ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]` — the members
-/// in the range (by rank unless BYSCORE/BYLEX); WITHSCORES adds scores (pairs in RESP3).
-fn zrange(ctx: &mut Ctx, args: Args) -> CmdResult {
-    range_generic(ctx, args, 1, None, RangeKind::Auto, None)
-}
-
-/// ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]
-///
-/// # Format
-/// `ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]` — stores the range at
-/// `dst` and replies its size (an empty range deletes `dst`).
-fn zrangestore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let dst = args.get(1).expect("arity");
-    range_generic(ctx, args, 2, Some(dst), RangeKind::Auto, None)
-}
-
-/// ZREVRANGE key start stop [WITHSCORES]
-///
-/// # Format
-/// `ZREVRANGE key start stop [WITHSCORES]` — members by rank, highest score first.
-fn zrevrange(ctx: &mut Ctx, args: Args) -> CmdResult {
-    range_generic(ctx, args, 1, None, RangeKind::Rank, Some(true))
-}
-
-/// ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
-///
-/// # Format
-/// `ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]` — members with scores in range.
-fn zrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    range_generic(ctx, args, 1, None, RangeKind::Score, Some(false))
-}
-
-/// ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
-///
-/// # Format
-/// `ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]` — as ZRANGEBYSCORE, highest
-/// first.
-fn zrevrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    range_generic(ctx, args, 1, None, RangeKind::Score, Some(true))
-}
-
-/// ZRANGEBYLEX key min max [LIMIT offset count]
-///
-/// # Format
-/// `ZRANGEBYLEX key min max [LIMIT offset count]` — members in the lex range.
-fn zrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
-    range_generic(ctx, args, 1, None, RangeKind::Lex, Some(false))
-}
-
-/// ZREVRANGEBYLEX key max min [LIMIT offset count]
-///
-/// # Format
-/// `ZREVRANGEBYLEX key max min [LIMIT offset count]` — as ZRANGEBYLEX, in reverse order.
-fn zrevrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
-    range_generic(ctx, args, 1, None, RangeKind::Lex, Some(true))
-}
-
-/// Redis's `zremrangeGenericCommand`; `event` names the command's keyspace event.
-fn remrange_generic(ctx: &mut Ctx, args: Args, sel: Select, event: &'static str) -> CmdResult {
-    let key = &args[1];
-    let db = &mut ctx.srv.dbs[ctx.db];
-    let Some(z) = write(db, key)? else {
-        ctx.out.int(0);
-        return Ok(());
-    };
-    let members: Vec<Vec<u8>> = select(z, &sel, false, 0, -1)
-        .into_iter()
-        .map(|id| z.get(id).0.to_vec())
-        .collect();
-    for m in &members {
-        z.remove(m);
-    }
-    let emptied = z.is_empty();
-    if !members.is_empty() {
-        ctx.signal_modified(key);
-        ctx.notify(ZSET, event, key);
-        delete_if_emptied(ctx, key, emptied);
-    }
-    ctx.srv.dirty += members.len() as u64;
-    ctx.out.int(members.len() as i64);
-    Ok(())
-}
-
-/// ZREMRANGEBYRANK key start stop
-///
-/// # Format
-/// `ZREMRANGEBYRANK key start stop` — how many members were removed (ranks may be negative).
-fn zremrangebyrank(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let sel = Select::Rank(int(&args[2])?, int(&args[3])?);
-    remrange_generic(ctx, args, sel, "zremrangebyrank")
-}
-
-/// ZREMRANGEBYSCORE key min max
-///
-/// # Format
-/// `ZREMRANGEBYSCORE key min max` — how many members were removed.
-fn zremrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let sel = Select::Range(score_range(&args[2], &args[3])?);
-    remrange_generic(ctx, args, sel, "zremrangebyscore")
-}
-
-/// ZREMRANGEBYLEX key min max
-///
-/// # Format
-/// `ZREMRANGEBYLEX key min max` — how many members were removed.
-fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let sel = Select::Range(lex_range(&args[2], &args[3])?);
-    remrange_generic(ctx, args, sel, "zremrangebylex")
 }
 
 /// How `pop_generic` shapes its reply (Redis's `genericZpopCommand` arguments).
@@ -928,325 +638,13 @@ fn bpop_generic(
 }
 
 /// ZMPOP's keys: `numkeys` is its first argument.
-fn zmpop_keys(args: Args) -> Vec<usize> {
+fn zmpop_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 1, None)
-}
-
-/// ZUNION/ZINTER/ZDIFF/ZINTERCARD's keys: `numkeys` then the inputs.
-fn inputs_keys(args: Args) -> Vec<usize> {
-    keys_after_numkeys(args, 1, None)
-}
-
-/// The *STORE forms' keys: the `numkeys` inputs, then the destination (Redis's order here).
-fn store_keys(args: Args) -> Vec<usize> {
-    keys_after_numkeys(args, 2, Some(1))
 }
 
 /// BZMPOP's keys: `numkeys` follows the timeout.
-fn bzmpop_keys(args: Args) -> Vec<usize> {
+fn bzmpop_keys(args: Args) -> Vec<(usize, u32)> {
     keys_after_numkeys(args, 2, None)
-}
-
-/// An input of ZUNION/ZINTER/ZDIFF: a sorted set, or a plain set whose members score 1.
-#[derive(Clone)]
-enum Src<'a> {
-    Missing,
-    Z(&'a ZSet),
-    /// A plain set (score 1 each), with its members' bytes (an intset's integers as text).
-    S(&'a Set, Vec<Vec<u8>>),
-}
-
-impl<'a> Src<'a> {
-    fn len(&self) -> usize {
-        match self {
-            Src::Missing => 0,
-            Src::Z(z) => z.len(),
-            Src::S(s, _) => s.len(),
-        }
-    }
-
-    fn find(&self, m: &[u8]) -> Option<f64> {
-        match self {
-            Src::Missing => None,
-            Src::Z(z) => z.score(m),
-            Src::S(s, _) => s.contains(m).then_some(1.0),
-        }
-    }
-
-    fn items(&self) -> Box<dyn Iterator<Item = (&[u8], f64)> + '_> {
-        match self {
-            Src::Missing => Box::new(std::iter::empty()),
-            Src::Z(z) => Box::new(z.dict().iter().map(|(_, k, v)| (k, *v))),
-            Src::S(_, members) => Box::new(members.iter().map(|m| (m.as_slice(), 1.0))),
-        }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum SetOp {
-    Union,
-    Inter,
-    Diff,
-}
-
-#[derive(Clone, Copy)]
-enum Aggregate {
-    Sum,
-    Min,
-    Max,
-}
-
-/// Redis's `zunionInterAggregate`: a sum that is NaN (inf + -inf) becomes 0.
-fn aggregate(target: &mut f64, val: f64, how: Aggregate) {
-    match how {
-        Aggregate::Sum => {
-            *target += val;
-            if target.is_nan() {
-                *target = 0.0;
-            }
-        }
-        Aggregate::Min => *target = if val < *target { val } else { *target },
-        Aggregate::Max => *target = if val > *target { val } else { *target },
-    }
-}
-
-/// Redis's `zunionInterDiffGenericCommand`: numkeys at `args[at]`, the destination (store
-/// variants) and ZINTERCARD's count-only mode.
-fn setop_generic(
-    ctx: &mut Ctx,
-    args: Args,
-    at: usize,
-    dst: Option<&[u8]>,
-    op: SetOp,
-    card_only: bool,
-) -> CmdResult {
-    let setnum = int(&args[at])?;
-    if setnum < 1 {
-        return Err(CmdError::from(format!(
-            "ERR at least 1 input key is needed for '{}' command",
-            String::from_utf8_lossy(&args[0].to_ascii_lowercase())
-        )));
-    }
-    if setnum as u64 > (args.len() - at - 1) as u64 {
-        return Err(SYNTAX.into());
-    }
-    let setnum = setnum as usize;
-    let keys: Vec<&[u8]> = (at + 1..at + 1 + setnum)
-        .map(|i| args.get(i).expect("counted"))
-        .collect();
-    // Type checks (and lazy expiry, hit/miss counts) come before the options, as in Redis.
-    let db = &mut ctx.srv.dbs[ctx.db];
-    for k in &keys {
-        if let Some(e) = db.lookup(k) {
-            if !matches!(e.val, Value::ZSet(_) | Value::Set(_)) {
-                return Err(WRONGTYPE.into());
-            }
-        }
-    }
-    let mut weights = vec![1.0f64; setnum];
-    let mut how = Aggregate::Sum;
-    let mut withscores = false;
-    let mut limit = 0i64;
-    let mut j = at + 1 + setnum;
-    while j < args.len() {
-        let remaining = args.len() - j;
-        let a = &args[j];
-        if op != SetOp::Diff && !card_only && remaining > setnum && is(a, "weights") {
-            j += 1;
-            for w in weights.iter_mut() {
-                *w = double_or(&args[j], "ERR weight value is not a float")?;
-                j += 1;
-            }
-        } else if op != SetOp::Diff && !card_only && remaining >= 2 && is(a, "aggregate") {
-            let v = &args[j + 1];
-            how = if is(v, "sum") {
-                Aggregate::Sum
-            } else if is(v, "min") {
-                Aggregate::Min
-            } else if is(v, "max") {
-                Aggregate::Max
-            } else {
-                return Err(SYNTAX.into());
-            };
-            j += 2;
-        } else if dst.is_none() && !card_only && is(a, "withscores") {
-            withscores = true;
-            j += 1;
-        } else if card_only && remaining >= 2 && is(a, "limit") {
-            limit = positive(&args[j + 1], "ERR LIMIT can't be negative")?;
-            j += 2;
-        } else {
-            return Err(SYNTAX.into());
-        }
-    }
-    let lim = limits(ctx);
-    let db = &ctx.srv.dbs[ctx.db];
-    let mut srcs: Vec<(Src, f64)> = keys
-        .iter()
-        .zip(&weights)
-        .map(|(k, &w)| {
-            let src = match db.dict.get(k).map(|e| &e.val) {
-                Some(Value::ZSet(z)) => Src::Z(z),
-                Some(Value::Set(s)) => Src::S(s, s.iter().map(|m| m.to_vec()).collect()),
-                _ => Src::Missing,
-            };
-            (src, w)
-        })
-        .collect();
-    if op != SetOp::Diff {
-        // Smallest inputs first, as Redis orders them (this also fixes the order scores add up in).
-        srcs.sort_by_key(|(s, _)| s.len());
-    }
-    let mut result: Vec<(&[u8], f64)> = Vec::new();
-    let mut card = 0i64;
-    match op {
-        SetOp::Inter => {
-            let (first, w0) = (&srcs[0].0, srcs[0].1);
-            for (m, s0) in first.items() {
-                let mut sc = w0 * s0;
-                if sc.is_nan() {
-                    sc = 0.0;
-                }
-                let all = srcs[1..].iter().all(|(src, w)| match src.find(m) {
-                    Some(v) => {
-                        aggregate(&mut sc, v * w, how);
-                        true
-                    }
-                    None => false,
-                });
-                if !all {
-                    continue;
-                }
-                if card_only {
-                    card += 1;
-                    if limit > 0 && card >= limit {
-                        break;
-                    }
-                } else {
-                    result.push((m, sc));
-                }
-            }
-        }
-        SetOp::Union => {
-            let mut acc: HashMap<&[u8], f64> = HashMap::new();
-            let mut order: Vec<&[u8]> = Vec::new();
-            for (src, w) in &srcs {
-                for (m, s) in src.items() {
-                    let mut sc = w * s;
-                    if sc.is_nan() {
-                        sc = 0.0;
-                    }
-                    match acc.get_mut(m) {
-                        Some(t) => aggregate(t, sc, how),
-                        None => {
-                            acc.insert(m, sc);
-                            order.push(m);
-                        }
-                    }
-                }
-            }
-            result = order.into_iter().map(|m| (m, acc[m])).collect();
-        }
-        SetOp::Diff => {
-            let first = &srcs[0].0;
-            for (m, s) in first.items() {
-                if !srcs[1..].iter().any(|(src, _)| src.find(m).is_some()) {
-                    result.push((m, s));
-                }
-            }
-        }
-    }
-    if card_only {
-        ctx.out.int(card);
-        return Ok(());
-    }
-    result.sort_by(|a, b| {
-        a.1.partial_cmp(&b.1)
-            .expect("scores are never NaN")
-            .then_with(|| a.0.cmp(b.0))
-    });
-    match dst {
-        None => reply_members(
-            ctx.out,
-            result.into_iter().map(|(m, s)| (m.to_vec(), s)),
-            withscores,
-        ),
-        Some(dst) => {
-            let max_len = result.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
-            let mut z = ZSet::for_result(result.len(), max_len, lim);
-            for (m, s) in &result {
-                z.insert(m, *s, lim);
-            }
-            let event = match op {
-                SetOp::Union => "zunionstore",
-                SetOp::Inter => "zinterstore",
-                SetOp::Diff => "zdiffstore",
-            };
-            store_result(ctx, dst, z, event);
-        }
-    }
-    Ok(())
-}
-
-/// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX]
-///
-/// # Format
-/// `ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]` — stores
-/// the union and replies its size. Plain sets count as members with score 1.
-fn zunionstore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 2, args.get(1), SetOp::Union, false)
-}
-
-/// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX]
-///
-/// # Format
-/// `ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]` — stores
-/// the intersection and replies its size.
-fn zinterstore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 2, args.get(1), SetOp::Inter, false)
-}
-
-/// ZDIFFSTORE destination numkeys key [key ...]
-///
-/// # Format
-/// `ZDIFFSTORE destination numkeys key [key ...]` — stores the members of the first set found in
-/// none of the others, with their scores, and replies the size.
-fn zdiffstore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 2, args.get(1), SetOp::Diff, false)
-}
-
-/// ZUNION numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
-///
-/// # Format
-/// `ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` — the union.
-fn zunion(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 1, None, SetOp::Union, false)
-}
-
-/// ZINTER numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
-///
-/// # Format
-/// `ZINTER numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` — the
-/// intersection.
-fn zinter(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 1, None, SetOp::Inter, false)
-}
-
-/// ZDIFF numkeys key [key ...] [WITHSCORES]
-///
-/// # Format
-/// `ZDIFF numkeys key [key ...] [WITHSCORES]` — members of the first set in none of the others.
-fn zdiff(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 1, None, SetOp::Diff, false)
-}
-
-/// ZINTERCARD numkeys key [key ...] [LIMIT limit]
-///
-/// # Format
-/// `ZINTERCARD numkeys key [key ...] [LIMIT limit]` — the intersection's size, counting stops at
-/// `limit` (0: no limit).
-fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
-    setop_generic(ctx, args, 1, None, SetOp::Inter, true)
 }
 
 /// ZRANDMEMBER key [count [WITHSCORES]]
@@ -1433,36 +831,6 @@ pub const COMMANDS: &[Command] = &[
         .doc("Count the members in a sorted set with scores within the given values", "2.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "key min:double max:double"),
     Command::new("zlexcount", zlexcount, 4, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Count the number of members in a sorted set between a given lexicographical range", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set.", "key min max"),
-    Command::new("zrange", zrange, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
-        .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")])
-        .arg_since(&[("sortby", "6.2.0"), ("rev", "6.2.0"), ("offset_count", "6.2.0")])
-        .doc("Return a range of members in a sorted set", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
-            "key start stop [sortby:(BYSCORE | BYLEX)] [REV] [LIMIT offset:integer count:integer] [WITHSCORES]"),
-    Command::new("zrangestore", zrangestore, -5, WRITE | DENYOOM).key(1, OW | UPDATE).key(2, RO | ACCESS).group(GROUP)
-        .doc("Store a range of members from sorted set into another key", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
-            "dst:key src:key min max [sortby:(BYSCORE | BYLEX)] [REV] [LIMIT offset:integer count:integer]"),
-    Command::new("zrevrange", zrevrange, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
-        .deprecated("6.2.0", "`ZRANGE` with the `REV` argument")
-        .doc("Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "key start:integer stop:integer [WITHSCORES]"),
-    Command::new("zrangebyscore", zrangebyscore, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
-        .history(&[("2.0.0", "Added the `WITHSCORES` modifier.")])
-        .deprecated("6.2.0", "`ZRANGE` with the `BYSCORE` argument")
-        .arg_since(&[("withscores", "2.0.0")])
-        .doc("Return a range of members in a sorted set, by score", "1.0.5", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
-            "key min:double max:double [WITHSCORES] [LIMIT offset:integer count:integer]"),
-    Command::new("zrevrangebyscore", zrevrangebyscore, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
-        .history(&[("2.1.6", "`min` and `max` can be exclusive.")])
-        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYSCORE` arguments")
-        .doc("Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
-            "key max:double min:double [WITHSCORES] [LIMIT offset:integer count:integer]"),
-    Command::new("zrangebylex", zrangebylex, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
-        .deprecated("6.2.0", "`ZRANGE` with the `BYLEX` argument")
-        .doc("Return a range of members in a sorted set, by lexicographical range", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
-            "key min max [LIMIT offset:integer count:integer]"),
-    Command::new("zrevrangebylex", zrevrangebylex, -4, READONLY).key(1, RO | ACCESS).group(GROUP)
-        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments")
-        .doc("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
-            "key max min [LIMIT offset:integer count:integer]"),
     Command::new("zrank", zrank, 3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
         .doc("Determine the index of a member in a sorted set", "2.0.0", "O(log(N))", "key member"),
     Command::new("zrevrank", zrevrank, 3, READONLY | FAST).key(1, RO | ACCESS).group(GROUP)
@@ -1470,12 +838,6 @@ pub const COMMANDS: &[Command] = &[
     Command::new("zrem", zrem, -3, WRITE | FAST).key(1, RW | DELETE).group(GROUP)
         .history(&[("2.4.0", "Accepts multiple elements.")])
         .doc("Remove one or more members from a sorted set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "key member [member ...]"),
-    Command::new("zremrangebyrank", zremrangebyrank, 4, WRITE).key(1, RW | DELETE).group(GROUP)
-        .doc("Remove all members in a sorted set within the given indexes", "2.0.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key start:integer stop:integer"),
-    Command::new("zremrangebyscore", zremrangebyscore, 4, WRITE).key(1, RW | DELETE).group(GROUP)
-        .doc("Remove all members in a sorted set within the given scores", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key min:double max:double"),
-    Command::new("zremrangebylex", zremrangebylex, 4, WRITE).key(1, RW | DELETE).group(GROUP)
-        .doc("Remove all members in a sorted set between the given lexicographical range", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "key min max"),
     Command::new("zpopmin", zpopmin, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
         .doc("Remove and return members with the lowest scores in a sorted set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "key [count:integer]"),
     Command::new("zpopmax", zpopmax, -2, WRITE | FAST).key(1, RW | ACCESS | DELETE).group(GROUP)
@@ -1492,27 +854,6 @@ pub const COMMANDS: &[Command] = &[
     Command::new("bzmpop", bzmpop, -5, WRITE | BLOCKING | MOVABLEKEYS).key_num(2, RW | ACCESS | DELETE).key_finder(bzmpop_keys).group(GROUP)
         .doc("Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "timeout:double numkeys:integer key [key ...] where:(MIN | MAX) [COUNT count:integer]"),
-    Command::new("zunionstore", zunionstore, -4, WRITE | DENYOOM | MOVABLEKEYS).key(1, OW | UPDATE).key_num(2, RO | ACCESS).key_finder(store_keys).group(GROUP)
-        .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
-    Command::new("zinterstore", zinterstore, -4, WRITE | DENYOOM | MOVABLEKEYS).key(1, OW | UPDATE).key_num(2, RO | ACCESS).key_finder(store_keys).group(GROUP)
-        .doc("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-            "destination:key numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)]"),
-    Command::new("zdiffstore", zdiffstore, -4, WRITE | DENYOOM | MOVABLEKEYS).key(1, OW | UPDATE).key_num(2, RO | ACCESS).key_finder(store_keys).group(GROUP)
-        .doc("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
-            "destination:key numkeys:integer key [key ...]"),
-    Command::new("zunion", zunion, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
-        .doc("Add multiple sorted sets", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
-    Command::new("zinter", zinter, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
-        .doc("Intersect multiple sorted sets", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-            "numkeys:integer key [key ...] [WEIGHTS weight:integer [weight:integer ...]] [AGGREGATE aggregate:(SUM | MIN | MAX)] [WITHSCORES]"),
-    Command::new("zdiff", zdiff, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
-        .doc("Subtract multiple sorted sets", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
-            "numkeys:integer key [key ...] [WITHSCORES]"),
-    Command::new("zintercard", zintercard, -3, READONLY | MOVABLEKEYS).key_num(1, RO | ACCESS).key_finder(inputs_keys).group(GROUP)
-        .doc("Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
-            "numkeys:integer key [key ...] [LIMIT limit:integer]"),
     Command::new("zrandmember", zrandmember, -2, READONLY).key(1, RO | ACCESS).group(GROUP)
         .tips(&["nondeterministic_output"])
         .doc("Get one or multiple random elements from a sorted set", "6.2.0", "O(N) where N is the number of elements returned", "key [options:(count:integer [WITHSCORES])]"),

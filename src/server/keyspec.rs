@@ -347,11 +347,11 @@ impl KeySpecs {
     }
 }
 
-/// The key positions of a `numkeys key [key ...]` command line whose numkeys is at `at`, as
-/// Redis's `genericGetKeys` finds them when the specs do not: numkeys read as C's `atoi` does
-/// (`2x` is 2), no keys when it is below 1 or more than the arguments left; `store`, the
-/// destination of a *STORE form, comes last.
-pub fn keys_after_numkeys(args: Args, at: usize, store: Option<usize>) -> Vec<usize> {
+/// The keys of a `numkeys key [key ...]` command line whose numkeys is at `at`, as Redis's
+/// `genericGetKeys` finds them when the specs do not: numkeys read as C's `atoi` does (`2x` is 2),
+/// no keys when it is below 1 or more than the arguments left; `store`, the destination of a
+/// *STORE form, comes last. Without flags, as `genericGetKeys` gives none.
+pub fn keys_after_numkeys(args: Args, at: usize, store: Option<usize>) -> Vec<(usize, u32)> {
     let Some(n) = args.get(at).map(atoi) else {
         return Vec::new();
     };
@@ -359,7 +359,19 @@ pub fn keys_after_numkeys(args: Args, at: usize, store: Option<usize>) -> Vec<us
     if n < 1 || n > room {
         return Vec::new();
     }
-    (at + 1..at + 1 + n as usize).chain(store).collect()
+    (at + 1..at + 1 + n as usize)
+        .chain(store)
+        .map(|pos| (pos, 0))
+        .collect()
+}
+
+/// The keys of a line that reads the key at 1 and may write a destination found by its own
+/// parsing (SORT's STORE, GEORADIUS's STORE and STOREDIST), flagged as Redis's `sortGetKeys` and
+/// `georadiusGetKeys` flag them.
+pub fn source_and_store(store: Option<usize>) -> Vec<(usize, u32)> {
+    std::iter::once((1, RO | ACCESS))
+        .chain(store.map(|pos| (pos, OW | UPDATE)))
+        .collect()
 }
 
 /// C's `atoi` as glibc has it (`(int) strtol(s, NULL, 10)`): leading blanks, a sign and the digits

@@ -16,9 +16,11 @@ use crate::server::keyspec::{KeySpec, KeySpecs};
 
 pub type Handler = fn(&mut Ctx, Args) -> CmdResult;
 
-/// Finds the key positions of a command line when its key specs cannot (Redis's `getkeys_proc`,
-/// which COMMAND GETKEYS falls back to); empty when the line's key count is invalid.
-pub type KeyFinder = fn(Args) -> Vec<usize>;
+/// Finds the keys of a command line when its key specs cannot (Redis's `getkeys_proc`, which
+/// COMMAND GETKEYS falls back to): each key's position with the key-spec flags this line gives it
+/// (`keyspec::RO | keyspec::ACCESS`, ...), as COMMAND GETKEYSANDFLAGS shows them; empty when the
+/// line's key count is invalid. A row whose key specs say `VARIABLE_FLAGS` needs one.
+pub type KeyFinder = fn(Args) -> Vec<(usize, u32)>;
 
 // Command flags, with Redis's meanings (server.h's CMD_* block). Shown by COMMAND INFO by these names.
 /// May modify the keyspace.
@@ -185,7 +187,8 @@ pub struct Command {
     /// DOCS's argument tree and of the docs pages' syntax line.
     pub syntax: &'static str,
     pub subcommands: &'static [Command],
-    /// Where the keys are on a line the key specs do not fit (COMMAND GETKEYS).
+    /// Where the keys are, and how this line uses them, when the key specs cannot tell (COMMAND
+    /// GETKEYS and GETKEYSANDFLAGS).
     pub key_finder: Option<KeyFinder>,
     /// COMMAND DOCS's `history`: (version, change) pairs.
     pub history: &'static [(&'static str, &'static str)],
