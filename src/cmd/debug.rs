@@ -252,7 +252,7 @@ fn reload(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
 }
 
-/// DEBUG LOADAOF: the AOF on disk replaces the data set (`persist::aof::debug_load`). As Redis,
+/// DEBUG LOADAOF: the AOF on disk replaces the data set (`server::persistence::reload_aof`). As Redis,
 /// the server exits if it cannot be loaded (no AOF, a missing or corrupt file): the data set is
 /// gone by then.
 fn loadaof(ctx: &mut Ctx) -> CmdResult {

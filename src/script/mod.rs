@@ -337,6 +337,7 @@ impl Scripting {
 
 impl Scripting {
     /// The server's scripting layer (the kernel holds it as `dyn Scripts`).
+    #[inline]
     pub fn of(srv: &State) -> &Scripting {
         srv.scripting
             .as_any()
@@ -344,6 +345,7 @@ impl Scripting {
             .expect("the server's scripts are script::Scripting")
     }
 
+    #[inline]
     pub fn of_mut(srv: &mut State) -> &mut Scripting {
         srv.scripting
             .as_any_mut()
@@ -441,7 +443,7 @@ const COLLECT_GROWTH: usize = 8 << 20;
 const TRIM_AFTER: usize = 16 << 20;
 
 /// The trait each engine implements. `load` compiles into the engine's own cache; `run` executes a
-/// cached script, writing its result (or error) to `run.ctx.out` through a `Sink`.
+/// cached script, writing its result (or error) to `run.out()` through a `Sink`.
 pub trait Engine {
     fn id(&self) -> EngineId;
     /// Compiles and caches `body` under `sha` unless cached (its shebang flags with it: see
@@ -468,7 +470,7 @@ pub trait Engine {
     /// error text (no `ERR ` prefix).
     fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String>;
     /// Runs function `index` of library `lib` with `keys` and `args`, as `run` runs a script
-    /// (same conversions, hook, memory limit), writing its reply to `run.ctx.out`; error texts
+    /// (same conversions, hook, memory limit), writing its reply to `run.out()`; error texts
     /// name the function (`Run::script_name`).
     fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args);
     /// Forgets a library's callbacks (FUNCTION DELETE or FLUSH, a replaced or failed library).

@@ -228,10 +228,27 @@ impl<'r, 'c> Run<'r, 'c> {
 
     /// What error messages call the script: the function's name (FCALL), else the sha.
     pub fn script_name(&self) -> &str {
-        match &self.ctx.srv.script_running.function {
-            Some(f) => f,
-            None => self.sha_str(),
-        }
+        self.function().unwrap_or_else(|| self.sha_str())
+    }
+
+    /// The function running (FCALL), `None` for a script.
+    pub fn function(&self) -> Option<&str> {
+        self.ctx.srv.script_running.function.as_deref()
+    }
+
+    /// The reply the script's result (or error) is written to, through a `Sink`.
+    pub fn out(&mut self) -> &mut Reply {
+        self.ctx.out
+    }
+
+    /// The server's configuration (an engine reads its memory limit from it as a run starts).
+    pub fn config(&self) -> &crate::config::Config {
+        &self.ctx.srv.config
+    }
+
+    /// Whether the server has command `name` (an engine's error for an unknown command says so).
+    pub fn has_command(&self, name: &[u8]) -> bool {
+        self.ctx.srv.table.find(name).is_some()
     }
 
     /// Runs a command for the script, through the command table with the script rules, and returns
