@@ -330,8 +330,10 @@ fn assert_ratio_table(driver: &str, stdout: &str, json: &Json, unit: &str, want:
         for (j, cell) in row[1..].iter().enumerate() {
             let (ratio, value) = ratio_cell(cell);
             let what = format!("{driver}: {} {}", row[0], columns[j]);
+            // A ratio prints as 0.00 when the baseline took over 200 times as long, which a
+            // timing outlier on a loaded machine can make: a number is all that is asked of it.
             assert!(
-                number(ratio).unwrap() > 0.0 && number(value).unwrap() > 0.0,
+                number(ratio).unwrap() >= 0.0 && number(value).unwrap() > 0.0,
                 "{what}: {cell}"
             );
             if row[0] == baseline {
