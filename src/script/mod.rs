@@ -21,7 +21,6 @@
 //! `cmd/scripting.rs`; FUNCTION, FCALL and FCALL_RO in `cmd/function.rs`.
 
 pub mod cache;
-pub mod codec;
 pub mod function;
 pub mod lua;
 pub mod luau;

@@ -24,6 +24,7 @@
 //! current `Run` through `CURRENT`.
 
 mod api;
+pub mod codec;
 mod ffi;
 mod functions;
 mod libs;
@@ -103,7 +104,7 @@ pub struct Lua {
     keys_table: c_int,
     argv_table: c_int,
     /// The `cjson` module's settings (a userdata the module's functions hold).
-    cjson_config: *mut crate::script::codec::cjson::CjsonConfig,
+    cjson_config: *mut codec::cjson::CjsonConfig,
     /// The VM of function libraries (`functions.rs`), started by the first FUNCTION LOAD.
     functions: Option<Box<functions::Functions>>,
 }
@@ -577,9 +578,7 @@ unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
             }
         }
         // Redis replies what C's `(long long)` cast gives (NaN and out-of-range: LLONG_MIN).
-        LUA_TNUMBER => sink
-            .out
-            .int(crate::script::codec::cast_i64(lua_tonumber(l, -1))),
+        LUA_TNUMBER => sink.out.int(codec::cast_i64(lua_tonumber(l, -1))),
         LUA_TTABLE => table_reply(l, sink, resp),
         _ => sink.out.null(),
     }

@@ -565,9 +565,12 @@ unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
                 }
             }
             // Redis replies what C's `(long long)` cast gives (NaN and out of range: LLONG_MIN).
-            ffi::LUA_TNUMBER => sink
-                .out
-                .int(crate::script::codec::cast_i64(ffi::lua_tonumber(l, -1))),
+            ffi::LUA_TNUMBER => {
+                sink.out
+                    .int(crate::script::lua::codec::cast_i64(ffi::lua_tonumber(
+                        l, -1,
+                    )))
+            }
             ffi::LUA_TINTEGER => sink.out.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
             ffi::LUA_TBUFFER => {
                 let mut len = 0;

@@ -694,7 +694,7 @@ unsafe extern "C" fn goblin_upy_out(
     match op {
         OUT_INT => sink.out.int(i),
         // A float replies as an integer, truncated toward zero (as Redis's Lua numbers).
-        OUT_FLOAT => sink.out.int(crate::script::codec::cast_i64(d)),
+        OUT_FLOAT => sink.out.int(crate::script::lua::codec::cast_i64(d)),
         OUT_BULK => sink.out.bulk(bytes),
         OUT_NULL => sink.out.null(),
         OUT_BOOL => match (resp, i != 0) {

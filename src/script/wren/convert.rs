@@ -13,7 +13,7 @@
 use std::ffi::c_int;
 
 use super::ffi::*;
-use crate::script::codec::cast_i64;
+use crate::script::lua::codec::cast_i64;
 use crate::script::Sink;
 
 /// Writes the value in `slot` (slots above it are free) to the sink.

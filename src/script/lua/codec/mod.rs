@@ -1,7 +1,8 @@
 //! The three C libraries Redis 7.0 gives Lua scripts — `cjson`, `cmsgpack` and `struct` — as pure
-//! Rust codecs over an engine-neutral value graph. The scripting glue converts Lua values to a
-//! [`Graph`] + [`SValue`], calls a codec, converts the result back, and raises errors as described
-//! on [`LuaErr`]. Behaviour (bytes out, error texts) follows the C modules as built into Redis 7.0.15
+//! Rust codecs, used by the Lua 5.1 engine only (its glue is `lua/libs.rs`). They work on a value
+//! graph of their own rather than on the Lua stack: the glue converts Lua values to a [`Graph`] +
+//! [`SValue`], calls a codec, converts the result back, and raises errors as described on
+//! [`LuaErr`]. Behaviour (bytes out, error texts) follows the C modules as built into Redis 7.0.15
 //! on x86-64 Linux, including their undefined-behaviour corners (double-to-integer casts), which are
 //! emulated explicitly.
 //!
