@@ -503,7 +503,7 @@ impl Lua {
             reply(l, &mut sink, run.resp);
         } else if st == LUA_ERRMEM || self.mem.refused {
             self.mem.refused = false;
-            sink.out.error(&format!(
+            sink.error_message(&format!(
                 "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
                 self.mem.limit,
                 name()
@@ -542,18 +542,18 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str) {
         lua_pop(l, 1);
         let msg = String::from_utf8_lossy(msg.as_deref().unwrap_or(b"ERR unknown error"));
         match (source, line) {
-            (Some(s), Some(n)) => sink.out.error(&format!(
+            (Some(s), Some(n)) => sink.error_message(&format!(
                 "{} script: {}, on {}:{}.",
                 msg.trim_end_matches(['\r', '\n']),
                 sha,
                 String::from_utf8_lossy(&s),
                 String::from_utf8_lossy(&n)
             )),
-            _ => sink.out.error(&msg),
+            _ => sink.error_message(&msg),
         }
     } else {
         let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
-        sink.out.error(&format!(
+        sink.error_message(&format!(
             "ERR Error running script (call to f_{}): @user_script: {}",
             sha,
             msg.unwrap_or_default()
@@ -564,30 +564,18 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str) {
 /// Converts the Lua value on top of the stack into the reply (Redis's `luaReplyToRedisReply`).
 unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     match lua_type(l, -1) {
-        LUA_TSTRING => sink.out.bulk(to_bytes(l, -1).unwrap_or_default()),
-        LUA_TBOOLEAN => {
-            let b = lua_toboolean(l, -1) != 0;
-            if resp == 2 {
-                if b {
-                    sink.out.int(1);
-                } else {
-                    sink.out.null();
-                }
-            } else {
-                sink.out.bool(b);
-            }
-        }
-        // Redis replies what C's `(long long)` cast gives (NaN and out-of-range: LLONG_MIN).
-        LUA_TNUMBER => sink.out.int(codec::cast_i64(lua_tonumber(l, -1))),
+        LUA_TSTRING => sink.bulk(to_bytes(l, -1).unwrap_or_default()),
+        LUA_TBOOLEAN => sink.boolean(lua_toboolean(l, -1) != 0, resp),
+        LUA_TNUMBER => sink.number(lua_tonumber(l, -1)),
         LUA_TTABLE => table_reply(l, sink, resp),
-        _ => sink.out.null(),
+        _ => sink.null(),
     }
 }
 
 unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     if lua_checkstack(l, 4) == 0 || !sink.enter() {
         if lua_checkstack(l, 4) == 0 {
-            sink.out.error("ERR reached lua stack limit");
+            sink.error_message("ERR reached lua stack limit");
         }
         return;
     }
@@ -624,7 +612,7 @@ unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
         }
         n += 1;
     }
-    sink.out.array(n as usize);
+    sink.array(n as usize);
     for i in 1..=n {
         lua_rawgeti(l, -1, i);
         reply(l, sink, resp);
@@ -638,7 +626,7 @@ unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
 unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
     raw_get_field(l, -1, "double");
     if lua_type(l, -1) == LUA_TNUMBER {
-        sink.out.double(lua_tonumber(l, -1));
+        sink.double(lua_tonumber(l, -1));
         lua_pop(l, 1);
         return true;
     }
@@ -661,9 +649,9 @@ unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
                 n += 1;
             }
             if kind == "map" {
-                sink.out.map(n);
+                sink.map(n);
             } else {
-                sink.out.set(n);
+                sink.set(n);
             }
             lua_pushnil(l);
             while lua_next(l, -2) != 0 {

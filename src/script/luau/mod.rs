@@ -518,10 +518,8 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str
             let msg = msg.unwrap_or_else(|| "ERR unknown error".into());
             let msg = msg.trim_end_matches(['\r', '\n']);
             match line {
-                Some(n) => sink
-                    .out
-                    .error(&format!("{msg} script: {sha}, on @{chunk}:{n}.")),
-                None => sink.out.error(&format!("{msg} script: {sha}")),
+                Some(n) => sink.error_message(&format!("{msg} script: {sha}, on @{chunk}:{n}.")),
+                None => sink.error_message(&format!("{msg} script: {sha}")),
             }
             return;
         }
@@ -539,10 +537,8 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str
             .and_then(|rest| rest.split(':').next())
             .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
         match line {
-            Some(n) => sink
-                .out
-                .error(&format!("ERR {msg} script: {sha}, on @{chunk}:{n}.")),
-            None => sink.out.error(&format!("ERR {msg} script: {sha}")),
+            Some(n) => sink.error_message(&format!("ERR {msg} script: {sha}, on @{chunk}:{n}.")),
+            None => sink.error_message(&format!("ERR {msg} script: {sha}")),
         }
     }
 }
@@ -551,27 +547,10 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str
 unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     unsafe {
         match ffi::lua_type(l, -1) {
-            ffi::LUA_TSTRING => sink.out.bulk(to_bytes(l, -1).unwrap_or_default()),
-            ffi::LUA_TBOOLEAN => {
-                let b = ffi::lua_toboolean(l, -1) != 0;
-                if resp == 2 {
-                    if b {
-                        sink.out.int(1);
-                    } else {
-                        sink.out.null();
-                    }
-                } else {
-                    sink.out.bool(b);
-                }
-            }
-            // Redis replies what C's `(long long)` cast gives (NaN and out of range: LLONG_MIN).
-            ffi::LUA_TNUMBER => {
-                sink.out
-                    .int(crate::script::lua::codec::cast_i64(ffi::lua_tonumber(
-                        l, -1,
-                    )))
-            }
-            ffi::LUA_TINTEGER => sink.out.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
+            ffi::LUA_TSTRING => sink.bulk(to_bytes(l, -1).unwrap_or_default()),
+            ffi::LUA_TBOOLEAN => sink.boolean(ffi::lua_toboolean(l, -1) != 0, resp),
+            ffi::LUA_TNUMBER => sink.number(ffi::lua_tonumber(l, -1)),
+            ffi::LUA_TINTEGER => sink.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
             ffi::LUA_TBUFFER => {
                 let mut len = 0;
                 let p = ffi::lua_tobuffer(l, -1, &mut len) as *const u8;
@@ -580,10 +559,10 @@ unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
                 } else {
                     std::slice::from_raw_parts(p, len)
                 };
-                sink.out.bulk(bytes);
+                sink.bulk(bytes);
             }
             ffi::LUA_TTABLE => table_reply(l, sink, resp),
-            _ => sink.out.null(),
+            _ => sink.null(),
         }
     }
 }
@@ -591,7 +570,7 @@ unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
 unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
     unsafe {
         if ffi::lua_checkstack(l, 4) == 0 {
-            sink.out.error("ERR reached lua stack limit");
+            sink.error_message("ERR reached lua stack limit");
             return;
         }
         if !sink.enter() {
@@ -625,7 +604,7 @@ unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
             n += 1;
         }
         ffi::lua_settop(l, -2);
-        sink.out.array(n as usize);
+        sink.array(n as usize);
         for i in 1..=n {
             ffi::lua_rawgeti_(l, -1, i);
             reply(l, sink, resp);
@@ -640,7 +619,7 @@ unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
 unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
     unsafe {
         if ffi::lua_rawgetfield(l, -1, c"double".as_ptr()) == ffi::LUA_TNUMBER {
-            sink.out.double(ffi::lua_tonumber(l, -1));
+            sink.double(ffi::lua_tonumber(l, -1));
             ffi::lua_settop(l, -2);
             return true;
         }
@@ -661,9 +640,9 @@ unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
                     n += 1;
                 }
                 if kind == 0 {
-                    sink.out.map(n);
+                    sink.map(n);
                 } else {
-                    sink.out.set(n);
+                    sink.set(n);
                 }
                 ffi::lua_pushnil(l);
                 while ffi::lua_next(l, -2) != 0 {

@@ -180,7 +180,7 @@ impl QuickJs {
     }
 
     /// The result `v` (owned) as reply nodes; a promise replies its settled value.
-    unsafe fn result_nodes(&mut self, v: q::JSValue, resp: u8, sha: &str) {
+    unsafe fn result_nodes(&mut self, v: q::JSValue, sha: &str) {
         let ctx = self.vm.ctx;
         let mut v = v;
         if q::JS_IsPromise(v) {
@@ -208,7 +208,7 @@ impl QuickJs {
         }
         self.out.clear();
         let names = self.vm.names;
-        let r = convert::to_nodes(ctx, &names, v, resp, &mut self.out, 0);
+        let r = convert::to_nodes(ctx, &names, v, &mut self.out, 0);
         q::JS_FreeValue(ctx, v);
         if r.is_err() {
             self.exception_nodes(sha);
@@ -266,14 +266,13 @@ impl QuickJs {
                     // Promise jobs the script queued run before its reply, within its budget
                     // and its memory limit.
                     self.vm.run_jobs();
-                    let resp = (*(run_ptr as *mut Run)).resp;
                     if self.vm.killed() {
                         q::JS_FreeValue(ctx, result);
                         self.out.clear();
                         self.out
                             .error(format!("{KILLED_ERROR} script: {sha_text}").as_bytes());
                     } else {
-                        self.result_nodes(result, resp, sha_text);
+                        self.result_nodes(result, sha_text);
                     }
                 }
             }
@@ -287,7 +286,7 @@ impl QuickJs {
         }
         // Jobs a stopped run left queued must never run in another script.
         let rebuild = self.vm.jobs_pending();
-        self.out.write(&mut Sink::new(run.ctx.out));
+        self.out.write(&mut Sink::new(run.ctx.out), run.resp);
         self.out.clear();
         self.vm.trim_scratch();
         let (used, limit) = (self.vm.memory_used(), self.vm.memory_limit());

@@ -692,26 +692,22 @@ unsafe extern "C" fn goblin_upy_out(
     let resp = out.resp;
     let sink = out.sink.as_mut().expect("made above");
     match op {
-        OUT_INT => sink.out.int(i),
+        OUT_INT => sink.int(i),
         // A float replies as an integer, truncated toward zero (as Redis's Lua numbers).
-        OUT_FLOAT => sink.out.int(crate::script::lua::codec::cast_i64(d)),
-        OUT_BULK => sink.out.bulk(bytes),
-        OUT_NULL => sink.out.null(),
-        OUT_BOOL => match (resp, i != 0) {
-            (3, b) => sink.out.bool(b),
-            (_, true) => sink.out.int(1),
-            (_, false) => sink.out.null(),
-        },
-        OUT_DOUBLE => sink.out.double(d),
-        OUT_ARRAY => sink.out.array(i as usize),
-        OUT_MAP => sink.out.map(i as usize),
-        OUT_SET => sink.out.set(i as usize),
+        OUT_FLOAT => sink.number(d),
+        OUT_BULK => sink.bulk(bytes),
+        OUT_NULL => sink.null(),
+        OUT_BOOL => sink.boolean(i != 0, resp),
+        OUT_DOUBLE => sink.double(d),
+        OUT_ARRAY => sink.array(i as usize),
+        OUT_MAP => sink.map(i as usize),
+        OUT_SET => sink.set(i as usize),
         OUT_STATUS => sink.status(bytes),
         OUT_ERROR => sink.error(bytes),
         OUT_BIG => sink.big_number(bytes),
         OUT_ENTER => return sink.enter() as c_int,
         OUT_LEAVE => sink.leave(),
-        OUT_UNSUPPORTED => sink.out.error(&format!(
+        OUT_UNSUPPORTED => sink.error_message(&format!(
             "ERR MicroPython script returned an unsupported value ({})",
             String::from_utf8_lossy(bytes)
         )),
@@ -726,19 +722,18 @@ unsafe extern "C" fn goblin_upy_out(
                 format!("ERR {text}")
             };
             if i > 0 {
-                sink.out
-                    .error(&format!("{text} script: {}, on {file}:{i}.", name()));
+                sink.error_message(&format!("{text} script: {}, on {file}:{i}.", name()));
             } else {
-                sink.out.error(&format!("{text} script: {}", name()));
+                sink.error_message(&format!("{text} script: {}", name()));
             }
         }
-        OUT_RAISED_MEMORY => sink.out.error(&format!(
+        OUT_RAISED_MEMORY => sink.error_message(&format!(
             "ERR Out of memory running script (upython-memory-limit is {heap} bytes) script: {}",
             name()
         )),
         OUT_FAILED => {
-            sink.out.truncate(out.mark);
-            sink.out.error(&format!(
+            sink.truncate(out.mark);
+            sink.error_message(&format!(
                 "ERR MicroPython script's reply could not be converted script: {}",
                 name()
             ));

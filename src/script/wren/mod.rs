@@ -393,7 +393,7 @@ impl Vm {
             // script's fiber yielded or suspended instead of returning: nil).
             unsafe {
                 if wrenGetSlotCount(vm) == 0 {
-                    sink.out.null();
+                    sink.null();
                 } else {
                     convert::reply(vm, 0, &mut sink, resp);
                 }

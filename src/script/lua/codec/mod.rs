@@ -28,6 +28,8 @@
 
 use std::collections::HashMap;
 
+use crate::script::sink::cast_i64;
+
 pub mod cjson;
 pub mod cmsgpack;
 pub mod lstruct;
@@ -388,15 +390,6 @@ pub fn lua_str2number(s: &[u8]) -> Option<f64> {
 
 /// 2^63.
 const TWO63: f64 = (1u64 << 63) as f64;
-
-/// `(int64_t)x` as x86-64 computes it (`cvttsd2si`): out of range and NaN give `i64::MIN`.
-pub fn cast_i64(x: f64) -> i64 {
-    if x.is_nan() || !(-TWO63..TWO63).contains(&x) {
-        i64::MIN
-    } else {
-        x as i64
-    }
-}
 
 /// `(int)x` as x86-64 computes it: out of range and NaN give `i32::MIN`.
 pub fn cast_i32(x: f64) -> i32 {
