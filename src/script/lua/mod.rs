@@ -347,18 +347,16 @@ unsafe fn set_global_unlocked(l: *mut lua_State, name: &str) {
 }
 
 impl Engine for Lua {
+    super::cache::cache_methods!();
+
     fn id(&self) -> EngineId {
         EngineId::Lua
     }
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Lua, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Lua, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let l = self.l;
         // A shebang line stays in the source as a comment, so line numbers match the body's.
         let mut src;
@@ -399,10 +397,6 @@ impl Engine for Lua {
         Ok(())
     }
 
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
-    }
-
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
         let Some(&func) = self.cache.get(sha) else {
             return false;
@@ -432,10 +426,6 @@ impl Engine for Lua {
 
     fn memory(&self) -> usize {
         self.mem.used
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(

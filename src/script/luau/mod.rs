@@ -311,18 +311,16 @@ unsafe extern "C-unwind" fn interrupt(l: *mut lua_State, gc: c_int) {
 }
 
 impl Engine for Luau {
+    super::cache::cache_methods!();
+
     fn id(&self) -> EngineId {
         EngineId::Luau
     }
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Luau, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Luau, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let mut src = Vec::with_capacity(CHUNK_PREFIX.len() + body.len());
         src.extend_from_slice(CHUNK_PREFIX);
         src.extend_from_slice(body);
@@ -372,10 +370,6 @@ impl Engine for Luau {
         Ok(())
     }
 
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
-    }
-
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
         let Some(&func) = self.cache.get(sha) else {
             return false;
@@ -395,10 +389,6 @@ impl Engine for Luau {
 
     fn memory(&self) -> usize {
         self.lua.used_memory()
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(

@@ -302,19 +302,19 @@ impl QuickJs {
 }
 
 impl Engine for QuickJs {
+    super::cache::cache_methods!();
+
     fn id(&self) -> EngineId {
         EngineId::QuickJs
     }
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self
+            .cache
+            .to_compile(EngineId::QuickJs, sha, body, pinned)?
+        else {
             return Ok(());
-        }
-        let flags =
-            super::shebang_flags(EngineId::QuickJs, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let compiled = self.vm.compile(&wrap(body));
         if self.vm.jobs_pending() {
             // Code that ran at load time queued jobs: they must never run in a script.
@@ -329,10 +329,6 @@ impl Engine for QuickJs {
             self.vm.free_value(gone.func);
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -356,10 +352,6 @@ impl Engine for QuickJs {
 
     fn memory(&self) -> usize {
         self.vm.memory_used()
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(

@@ -411,18 +411,16 @@ fn proc_name(interp: *mut Interp, body: &[u8]) -> *mut Obj {
 }
 
 impl Engine for Tcl {
+    super::cache::cache_methods!();
+
     fn id(&self) -> EngineId {
         EngineId::Tcl
     }
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Tcl, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Tcl, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let name = proc_name(self.vm.interp, body);
         if let Err(e) = self.vm.define(name, body) {
             // SAFETY: our reference.
@@ -442,10 +440,6 @@ impl Engine for Tcl {
             self.vm.mark_clean();
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -477,10 +471,6 @@ impl Engine for Tcl {
     fn memory(&self) -> usize {
         // SAFETY: reads the EVAL interpreter's counter.
         unsafe { goblin_jim_arena_used(ptr::null_mut()) }
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(

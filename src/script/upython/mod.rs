@@ -398,6 +398,8 @@ fn compile(body: &[u8]) -> Result<c_long, String> {
 }
 
 impl Engine for MicroPython {
+    super::cache::cache_methods!();
+
     fn id(&self) -> EngineId {
         EngineId::MicroPython
     }
@@ -421,10 +423,6 @@ impl Engine for MicroPython {
             unsafe { goblin_upy_release(gone.slot) };
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -461,10 +459,6 @@ impl Engine for MicroPython {
         // SAFETY: reading the GC's counters; the VM is idle.
         unsafe { goblin_upy_memory(0, &mut used, &mut total) };
         used
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(

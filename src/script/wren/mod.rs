@@ -532,18 +532,16 @@ unsafe fn set_list(vm: *mut WrenVM, slot: c_int, scratch: c_int, args: Args) {
 }
 
 impl Engine for Wren {
+    super::cache::cache_methods!();
+
     fn id(&self) -> EngineId {
         EngineId::Wren
     }
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Wren, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Wren, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let source = wrap(body)?;
         let module = CString::new(&sha[..]).expect("hex digits");
         self.vm.begin(sha);
@@ -588,10 +586,6 @@ impl Engine for Wren {
         Ok(())
     }
 
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
-    }
-
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
         let Some(class) = self.cache.get(sha).map(|c| c.class) else {
             return false;
@@ -615,10 +609,6 @@ impl Engine for Wren {
 
     fn memory(&self) -> usize {
         self.vm.state.heap.used()
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
