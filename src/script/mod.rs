@@ -25,6 +25,7 @@ pub mod function;
 pub mod lua;
 pub mod luau;
 pub mod quickjs;
+pub mod redis_api;
 pub mod resp;
 pub mod sink;
 pub mod tcl;

@@ -13,6 +13,7 @@ use super::convert::{new_integer, new_string, string_bytes};
 use super::vm::Host;
 use crate::config::REDIS_VERSION;
 use crate::script::cache::sha1_hex;
+use crate::script::redis_api::{log_level, redis_version_num, trim_crlf, LOG_LEVELS, REPL_FLAGS};
 use crate::script::resp::{walk, Aggregate, ReplyBuilder};
 use crate::script::Run;
 
@@ -50,18 +51,7 @@ pub unsafe fn redis_object(ctx: *mut q::JSContext) -> q::JSValue {
         );
         q::JS_SetPropertyStr(ctx, redis, name.as_ptr(), fv);
     }
-    let consts: [(&CStr, i32); 9] = [
-        (c"LOG_DEBUG", 0),
-        (c"LOG_VERBOSE", 1),
-        (c"LOG_NOTICE", 2),
-        (c"LOG_WARNING", 3),
-        (c"REPL_NONE", 0),
-        (c"REPL_AOF", 1),
-        (c"REPL_SLAVE", 2),
-        (c"REPL_REPLICA", 2),
-        (c"REPL_ALL", 3),
-    ];
-    for (name, v) in consts {
+    for (name, v) in LOG_LEVELS.into_iter().chain(REPL_FLAGS) {
         q::JS_SetPropertyStr(ctx, redis, name.as_ptr(), q::JS_MKVAL(q::JS_TAG_INT, v));
     }
     let version = q::JS_NewStringLen(
@@ -70,12 +60,7 @@ pub unsafe fn redis_object(ctx: *mut q::JSContext) -> q::JSValue {
         REDIS_VERSION.len() as q::size_t,
     );
     q::JS_SetPropertyStr(ctx, redis, c"REDIS_VERSION".as_ptr(), version);
-    let mut parts = REDIS_VERSION
-        .split('.')
-        .map(|p| p.parse::<i32>().unwrap_or(0));
-    let num = (parts.next().unwrap_or(0) << 16)
-        | (parts.next().unwrap_or(0) << 8)
-        | parts.next().unwrap_or(0);
+    let num = redis_version_num() as i32;
     q::JS_SetPropertyStr(
         ctx,
         redis,
@@ -152,18 +137,6 @@ pub fn error_line(text: &[u8]) -> Vec<u8> {
     } else {
         t.to_vec()
     }
-}
-
-fn trim_crlf(b: &[u8]) -> &[u8] {
-    let end = b
-        .iter()
-        .rposition(|&c| c != b'\r' && c != b'\n')
-        .map_or(0, |i| i + 1);
-    let start = b
-        .iter()
-        .position(|&c| c != b'\r' && c != b'\n')
-        .unwrap_or(end);
-    &b[start..end]
 }
 
 // ---- redis.call / redis.pcall ----
@@ -353,12 +326,8 @@ unsafe extern "C" fn log(
     }
     let mut level = 0.0;
     q::JS_ToFloat64(ctx, &mut level, argv[0]);
-    let level = match level as i64 {
-        0 => crate::log::Level::Debug,
-        1 => crate::log::Level::Verbose,
-        2 => crate::log::Level::Notice,
-        3 => crate::log::Level::Warning,
-        _ => return throw_error(ctx, b"ERR Invalid debug level."),
+    let Some(level) = log_level(level as i64) else {
+        return throw_error(ctx, b"ERR Invalid debug level.");
     };
     let mut msg = Vec::new();
     for (i, &a) in argv[1..].iter().enumerate() {

@@ -213,7 +213,7 @@ impl MicroPython {
     }
 
     fn start(&mut self, heap: usize) {
-        let num = redis_version_num();
+        let num = super::redis_api::redis_version_num();
         // SAFETY: this instance owns the process's VM (VM_TAKEN), which is not running.
         let st = unsafe {
             goblin_upy_init(
@@ -332,14 +332,6 @@ impl Drop for MicroPython {
             VM_TAKEN.store(false, Ordering::Release);
         }
     }
-}
-
-fn redis_version_num() -> u32 {
-    let mut parts = REDIS_VERSION
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    let mut next = || parts.next().unwrap_or(0);
-    (next() << 16) | (next() << 8) | next()
 }
 
 /// The body as the module source `load` compiles: `def __script(KEYS, ARGV):` and every line of the
