@@ -22,18 +22,27 @@
 //! functions (a backtracking pattern, `table.sort`...) ask the same every so many steps of their
 //! work (our patch, `vendor/lua51/`). Host functions (`redis.call` and friends, `api.rs`) find the
 //! current `Run` through `CURRENT`.
+//!
+//! # Layout
+//! `ffi.rs` is the binding; `api.rs` the `redis` table, `bit` and `math.random`; `libs.rs` the glue
+//! of the `cjson`, `cmsgpack` and `struct` libraries, whose codecs are pure Rust in `codec/`;
+//! `functions.rs` Redis Functions. `shared.rs` holds what this engine and Luau (`script::luau`)
+//! share, generic over their common C API shape: the result's conversion into the reply, command
+//! replies into Lua values, and the `redis` table's functions.
 
 mod api;
 pub mod codec;
 mod ffi;
 mod functions;
 mod libs;
+pub(crate) mod shared;
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void, CString};
 use std::ptr;
 
 use self::ffi::*;
+use self::shared::push_array;
 use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, Stop};
 use crate::resp::parser::Args;
@@ -306,15 +315,6 @@ unsafe fn sandbox(l: *mut lua_State) {
     lua_pop(l, 1);
 }
 
-/// Pushes `args` as a Lua array of strings.
-unsafe fn push_array(l: *mut lua_State, args: Args) {
-    lua_createtable(l, args.len() as c_int, 0);
-    for (i, a) in args.iter().enumerate() {
-        push_bytes(l, a);
-        lua_rawseti(l, -2, i as c_int + 1);
-    }
-}
-
 /// Fills the table behind registry reference `slot` with `args` — a new table, set as global
 /// `name`, when the last one can't be reused (see `goblin_lua51_reset_array`).
 unsafe fn refill_global_array(l: *mut lua_State, slot: &mut c_int, args: Args, name: &str) {
@@ -330,7 +330,7 @@ unsafe fn refill_global_array(l: *mut lua_State, slot: &mut c_int, args: Args, n
     }
     lua_pop(l, 1);
     luaL_unref(l, LUA_REGISTRYINDEX, *slot);
-    push_array(l, args);
+    push_array::<Api>(l, args);
     lua_pushvalue(l, -1);
     *slot = luaL_ref(l, LUA_REGISTRYINDEX);
     set_global_unlocked(l, name);
@@ -490,7 +490,7 @@ impl Lua {
         let name = || function.unwrap_or_else(|| std::str::from_utf8(&sha).unwrap_or_default());
         let mut sink = Sink::new(run.ctx.out);
         if st == 0 {
-            reply(l, &mut sink, run.resp);
+            shared::reply::<Api>(l, &mut sink, run.resp);
         } else if st == LUA_ERRMEM || self.mem.refused {
             self.mem.refused = false;
             sink.error_message(&format!(
@@ -549,132 +549,6 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str) {
             msg.unwrap_or_default()
         ));
     }
-}
-
-/// Converts the Lua value on top of the stack into the reply (Redis's `luaReplyToRedisReply`).
-unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    match lua_type(l, -1) {
-        LUA_TSTRING => sink.bulk(to_bytes(l, -1).unwrap_or_default()),
-        LUA_TBOOLEAN => sink.boolean(lua_toboolean(l, -1) != 0, resp),
-        LUA_TNUMBER => sink.number(lua_tonumber(l, -1)),
-        LUA_TTABLE => table_reply(l, sink, resp),
-        _ => sink.null(),
-    }
-}
-
-unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    if lua_checkstack(l, 4) == 0 || !sink.enter() {
-        if lua_checkstack(l, 4) == 0 {
-            sink.error_message("ERR reached lua stack limit");
-        }
-        return;
-    }
-    // Field checks in Redis's order: err, ok, double, big_number, map, set, verbatim_string.
-    raw_get_field(l, -1, "err");
-    if lua_type(l, -1) == LUA_TSTRING {
-        let e = to_bytes(l, -1).unwrap_or_default().to_vec();
-        lua_pop(l, 1);
-        sink.error(&e);
-        sink.leave();
-        return;
-    }
-    lua_pop(l, 1);
-    raw_get_field(l, -1, "ok");
-    if lua_type(l, -1) == LUA_TSTRING {
-        sink.status(to_bytes(l, -1).unwrap_or_default());
-        lua_pop(l, 1);
-        sink.leave();
-        return;
-    }
-    lua_pop(l, 1);
-    if resp3_table(l, sink) {
-        sink.leave();
-        return;
-    }
-    // An array up to the first nil.
-    let mut n = 0;
-    loop {
-        lua_rawgeti(l, -1, n + 1);
-        let t = lua_type(l, -1);
-        lua_pop(l, 1);
-        if t == LUA_TNIL {
-            break;
-        }
-        n += 1;
-    }
-    sink.array(n as usize);
-    for i in 1..=n {
-        lua_rawgeti(l, -1, i);
-        reply(l, sink, resp);
-        lua_pop(l, 1);
-    }
-    sink.leave();
-}
-
-/// The RESP3 table forms (`{double=}`, `{map=}`, ...), honoured whatever the script's protocol (the
-/// reply builder downgrades them for RESP2 clients, as Redis does); false if none of them.
-unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
-    raw_get_field(l, -1, "double");
-    if lua_type(l, -1) == LUA_TNUMBER {
-        sink.double(lua_tonumber(l, -1));
-        lua_pop(l, 1);
-        return true;
-    }
-    lua_pop(l, 1);
-    raw_get_field(l, -1, "big_number");
-    if lua_type(l, -1) == LUA_TSTRING {
-        let digits = to_bytes(l, -1).unwrap_or_default().to_vec();
-        lua_pop(l, 1);
-        sink.big_number(&digits);
-        return true;
-    }
-    lua_pop(l, 1);
-    for kind in ["map", "set"] {
-        raw_get_field(l, -1, kind);
-        if lua_type(l, -1) == LUA_TTABLE {
-            let mut n = 0;
-            lua_pushnil(l);
-            while lua_next(l, -2) != 0 {
-                lua_pop(l, 1);
-                n += 1;
-            }
-            if kind == "map" {
-                sink.map(n);
-            } else {
-                sink.set(n);
-            }
-            lua_pushnil(l);
-            while lua_next(l, -2) != 0 {
-                lua_pushvalue(l, -2);
-                reply(l, sink, 3);
-                lua_pop(l, 1);
-                if kind == "map" {
-                    reply(l, sink, 3);
-                }
-                lua_pop(l, 1);
-            }
-            lua_pop(l, 1);
-            return true;
-        }
-        lua_pop(l, 1);
-    }
-    raw_get_field(l, -1, "verbatim_string");
-    if lua_type(l, -1) == LUA_TTABLE {
-        raw_get_field(l, -1, "format");
-        let format = to_bytes(l, -1).map(|b| b.to_vec());
-        lua_pop(l, 1);
-        raw_get_field(l, -1, "string");
-        let text = to_bytes(l, -1).map(|b| b.to_vec());
-        lua_pop(l, 1);
-        lua_pop(l, 1);
-        if let (Some(f), Some(t)) = (format, text) {
-            sink.verbatim(&f, &t);
-            return true;
-        }
-        return false;
-    }
-    lua_pop(l, 1);
-    false
 }
 
 /// The instruction-count hook's question (see `vendor/lua51/glue.c`).

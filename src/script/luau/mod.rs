@@ -34,6 +34,12 @@
 //! Only the allow-listed globals exist; `_G`, every library table and the string metatable are
 //! read-only (`luaL_sandbox`); reading a missing global is an error; no `os`, `io`, `debug`,
 //! `require`, `loadstring`, `getfenv`/`setfenv`, `print` or `newproxy`.
+//!
+//! # Shared with Lua 5.1
+//! The result's conversion into the reply, command replies into Luau values, argument tables and
+//! the `redis` table's functions are written once for both engines in `script::lua::shared`; this
+//! engine implements its `CApi` (`Api`, below) over `mlua::ffi`, adding Luau's own integer and
+//! buffer values.
 
 mod api;
 mod functions;
@@ -45,6 +51,7 @@ use std::ptr;
 use mlua::ffi::{self, lua_State};
 
 use super::cache::{ScriptCache, Sha};
+use super::lua::shared::{self, push_array, CApi};
 use super::{Engine, EngineId, Run, Sink, Stop};
 use crate::resp::parser::Args;
 
@@ -213,8 +220,8 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
     unsafe {
         let frame = &mut *(ffi::lua_touserdata(l, 1) as *mut Frame);
         ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, frame.func);
-        push_array(l, frame.keys);
-        push_array(l, frame.argv);
+        push_array::<Api>(l, frame.keys);
+        push_array::<Api>(l, frame.argv);
         let st = ffi::lua_pcall(l, 2, 1, 0);
         KILLED.with(|k| k.set(false));
         // The chunk has returned: no host function holds the `Run` any more.
@@ -229,22 +236,11 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
         };
         let mut sink = Sink::new(run.ctx.out);
         match st {
-            ffi::LUA_OK => reply(l, &mut sink, resp),
+            ffi::LUA_OK => shared::reply::<Api>(l, &mut sink, resp),
             ffi::LUA_ERRMEM => OUT_OF_MEMORY.with(|o| o.set(true)),
             _ => error_reply(l, &mut sink, name, chunk),
         }
         0
-    }
-}
-
-/// Pushes `args` as a Luau array of strings.
-unsafe fn push_array(l: *mut lua_State, args: Args) {
-    unsafe {
-        ffi::lua_createtable(l, args.len() as c_int, 0);
-        for (i, a) in args.iter().enumerate() {
-            push_bytes(l, a);
-            ffi::lua_rawseti_(l, -2, i as c_int + 1);
-        }
     }
 }
 
@@ -533,136 +529,123 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str
     }
 }
 
-/// Converts the Luau value on top of the stack into the reply (as Redis's `luaReplyToRedisReply`).
-unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    unsafe {
-        match ffi::lua_type(l, -1) {
-            ffi::LUA_TSTRING => sink.bulk(to_bytes(l, -1).unwrap_or_default()),
-            ffi::LUA_TBOOLEAN => sink.boolean(ffi::lua_toboolean(l, -1) != 0, resp),
-            ffi::LUA_TNUMBER => sink.number(ffi::lua_tonumber(l, -1)),
-            ffi::LUA_TINTEGER => sink.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
-            ffi::LUA_TBUFFER => {
-                let mut len = 0;
-                let p = ffi::lua_tobuffer(l, -1, &mut len) as *const u8;
-                let bytes = if len == 0 {
-                    &[][..]
-                } else {
-                    std::slice::from_raw_parts(p, len)
-                };
-                sink.bulk(bytes);
-            }
-            ffi::LUA_TTABLE => table_reply(l, sink, resp),
-            _ => sink.null(),
-        }
-    }
-}
+/// Luau's side of the C API shape shared with Lua 5.1 (`script::lua::shared`).
+struct Api;
 
-unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    unsafe {
-        if ffi::lua_checkstack(l, 4) == 0 {
-            sink.error_message("ERR reached lua stack limit");
-            return;
-        }
-        if !sink.enter() {
-            return;
-        }
-        // Field checks in Redis's order: err, ok, double, big_number, map, set, verbatim_string.
-        ffi::lua_rawgetfield(l, -1, c"err".as_ptr());
-        if let Some(e) = to_bytes(l, -1) {
-            sink.error(e);
-            ffi::lua_settop(l, -2);
-            sink.leave();
-            return;
-        }
-        ffi::lua_settop(l, -2);
-        ffi::lua_rawgetfield(l, -1, c"ok".as_ptr());
-        if let Some(s) = to_bytes(l, -1) {
-            sink.status(s);
-            ffi::lua_settop(l, -2);
-            sink.leave();
-            return;
-        }
-        ffi::lua_settop(l, -2);
-        if resp3_table(l, sink) {
-            sink.leave();
-            return;
-        }
-        // An array up to the first nil.
-        let mut n = 0;
-        while ffi::lua_rawgeti_(l, -1, n + 1) != ffi::LUA_TNIL {
-            ffi::lua_settop(l, -2);
-            n += 1;
-        }
-        ffi::lua_settop(l, -2);
-        sink.array(n as usize);
-        for i in 1..=n {
-            ffi::lua_rawgeti_(l, -1, i);
-            reply(l, sink, resp);
-            ffi::lua_settop(l, -2);
-        }
-        sink.leave();
-    }
-}
+impl CApi for Api {
+    type State = lua_State;
+    const TNIL: c_int = ffi::LUA_TNIL;
+    const TNUMBER: c_int = ffi::LUA_TNUMBER;
+    const TSTRING: c_int = ffi::LUA_TSTRING;
+    const TTABLE: c_int = ffi::LUA_TTABLE;
+    const TBOOLEAN: c_int = ffi::LUA_TBOOLEAN;
+    const TFUNCTION: c_int = ffi::LUA_TFUNCTION;
 
-/// The RESP3 table forms (`{double=}`, `{map=}`, ...), honoured whatever the script's protocol (the
-/// reply builder downgrades them for RESP2 clients, as Redis does); false if none of them.
-unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
-    unsafe {
-        if ffi::lua_rawgetfield(l, -1, c"double".as_ptr()) == ffi::LUA_TNUMBER {
-            sink.double(ffi::lua_tonumber(l, -1));
-            ffi::lua_settop(l, -2);
-            return true;
-        }
-        ffi::lua_settop(l, -2);
-        ffi::lua_rawgetfield(l, -1, c"big_number".as_ptr());
-        if let Some(digits) = to_bytes(l, -1) {
-            sink.big_number(digits);
-            ffi::lua_settop(l, -2);
-            return true;
-        }
-        ffi::lua_settop(l, -2);
-        for (kind, name) in [(0, c"map"), (1, c"set")] {
-            if ffi::lua_rawgetfield(l, -1, name.as_ptr()) == ffi::LUA_TTABLE {
-                let mut n = 0;
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, -2) != 0 {
-                    ffi::lua_settop(l, -2);
-                    n += 1;
+    unsafe fn type_of(l: *mut lua_State, idx: c_int) -> c_int {
+        unsafe { ffi::lua_type(l, idx) }
+    }
+    unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+        unsafe { to_bytes(l, idx) }
+    }
+    unsafe fn to_number(l: *mut lua_State, idx: c_int) -> f64 {
+        unsafe { ffi::lua_tonumber(l, idx) }
+    }
+    unsafe fn to_boolean(l: *mut lua_State, idx: c_int) -> bool {
+        unsafe { ffi::lua_toboolean(l, idx) != 0 }
+    }
+    unsafe fn check_stack(l: *mut lua_State, n: c_int) -> bool {
+        unsafe { ffi::lua_checkstack(l, n) != 0 }
+    }
+    unsafe fn reserve_stack(l: *mut lua_State, n: c_int) {
+        unsafe { ffi::lua_rawcheckstack(l, n) }
+    }
+    unsafe fn raw_get_field(l: *mut lua_State, idx: c_int, name: &std::ffi::CStr) -> c_int {
+        unsafe { ffi::lua_rawgetfield(l, idx, name.as_ptr()) }
+    }
+    unsafe fn raw_set_field(l: *mut lua_State, idx: c_int, name: &std::ffi::CStr) {
+        unsafe { ffi::lua_rawsetfield(l, idx, name.as_ptr()) }
+    }
+    unsafe fn raw_get_index(l: *mut lua_State, idx: c_int, n: c_int) -> c_int {
+        unsafe { ffi::lua_rawgeti_(l, idx, n) }
+    }
+    unsafe fn raw_set_index(l: *mut lua_State, idx: c_int, n: c_int) {
+        unsafe { ffi::lua_rawseti_(l, idx, n) }
+    }
+    unsafe fn raw_set(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_rawset(l, idx) }
+    }
+    unsafe fn next(l: *mut lua_State, idx: c_int) -> c_int {
+        unsafe { ffi::lua_next(l, idx) }
+    }
+    unsafe fn pop(l: *mut lua_State, n: c_int) {
+        unsafe { ffi::lua_settop(l, -n - 1) }
+    }
+    unsafe fn push_nil(l: *mut lua_State) {
+        unsafe { ffi::lua_pushnil(l) }
+    }
+    unsafe fn push_value(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_pushvalue(l, idx) }
+    }
+    unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
+        unsafe { push_bytes(l, b) }
+    }
+    unsafe fn push_number(l: *mut lua_State, n: f64) {
+        unsafe { ffi::lua_pushnumber(l, n) }
+    }
+    unsafe fn push_boolean(l: *mut lua_State, b: bool) {
+        unsafe { ffi::lua_pushboolean(l, b as c_int) }
+    }
+    unsafe fn create_table(l: *mut lua_State, narr: c_int, nrec: c_int) {
+        unsafe { ffi::lua_createtable(l, narr, nrec) }
+    }
+    unsafe fn make_ref(l: *mut lua_State, idx: c_int) -> c_int {
+        unsafe { ffi::lua_ref(l, idx) }
+    }
+    unsafe fn unref(l: *mut lua_State, r: c_int) {
+        unsafe { ffi::lua_unref(l, r) };
+    }
+    unsafe fn top(l: *mut lua_State) -> c_int {
+        unsafe { ffi::lua_gettop(l) }
+    }
+    unsafe fn set_top(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_settop(l, idx) }
+    }
+    unsafe fn replace(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_replace(l, idx) }
+    }
+    unsafe fn arg_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+        unsafe { api::arg_bytes(l, idx) }
+    }
+    unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
+        unsafe { current() }
+    }
+    unsafe fn push_error_table(l: *mut lua_State, text: &[u8]) {
+        unsafe { api::push_error_table(l, text, None) }
+    }
+    unsafe fn push_raised_table(l: *mut lua_State, text: &[u8]) {
+        // Located at the calling script line.
+        unsafe { api::push_error_table(l, text, Some(1)) }
+    }
+    unsafe fn raise_top(l: *mut lua_State) -> c_int {
+        unsafe { ffi::lua_error(l) }
+    }
+    unsafe fn reply_own_type(l: *mut lua_State, t: c_int, sink: &mut Sink) -> bool {
+        unsafe {
+            match t {
+                ffi::LUA_TINTEGER => sink.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
+                ffi::LUA_TBUFFER => {
+                    let mut len = 0;
+                    let p = ffi::lua_tobuffer(l, -1, &mut len) as *const u8;
+                    let bytes = if len == 0 {
+                        &[][..]
+                    } else {
+                        std::slice::from_raw_parts(p, len)
+                    };
+                    sink.bulk(bytes);
                 }
-                if kind == 0 {
-                    sink.map(n);
-                } else {
-                    sink.set(n);
-                }
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, -2) != 0 {
-                    ffi::lua_pushvalue(l, -2);
-                    reply(l, sink, 3);
-                    ffi::lua_settop(l, -2);
-                    if kind == 0 {
-                        reply(l, sink, 3);
-                    }
-                    ffi::lua_settop(l, -2);
-                }
-                ffi::lua_settop(l, -2);
-                return true;
+                _ => return false,
             }
-            ffi::lua_settop(l, -2);
+            true
         }
-        if ffi::lua_rawgetfield(l, -1, c"verbatim_string".as_ptr()) == ffi::LUA_TTABLE {
-            ffi::lua_rawgetfield(l, -1, c"format".as_ptr());
-            ffi::lua_rawgetfield(l, -2, c"string".as_ptr());
-            let done = match (to_bytes(l, -2), to_bytes(l, -1)) {
-                (Some(f), Some(t)) => {
-                    sink.verbatim(f, t);
-                    true
-                }
-                _ => false,
-            };
-            ffi::lua_settop(l, -4);
-            return done;
-        }
-        ffi::lua_settop(l, -2);
-        false
     }
 }
