@@ -487,6 +487,35 @@ impl TableBuilder {
     }
 }
 
+/// Values the codecs' tests build.
+#[cfg(test)]
+mod test_values {
+    use super::{Graph, SValue};
+
+    pub fn num(x: f64) -> SValue {
+        SValue::Num(x)
+    }
+
+    pub fn nums(xs: &[f64]) -> Vec<SValue> {
+        xs.iter().map(|x| num(*x)).collect()
+    }
+
+    pub fn s(x: impl AsRef<[u8]>) -> SValue {
+        SValue::Str(x.as_ref().to_vec())
+    }
+
+    pub fn hex(b: &[u8]) -> String {
+        b.iter().map(|c| format!("{c:02x}")).collect()
+    }
+
+    /// A graph holding one table with `pairs`.
+    pub fn table(pairs: Vec<(SValue, SValue)>) -> (Graph, SValue) {
+        let mut g = Graph::default();
+        let t = g.add(pairs);
+        (g, SValue::Table(t))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

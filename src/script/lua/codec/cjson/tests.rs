@@ -1,15 +1,8 @@
 //! Every expected output and error text below was recorded from Redis 7.0.15
 //! (`redis-cli eval "return cjson.encode(...)" 0` and friends).
+use super::super::test_values::*;
 use super::super::Graph;
 use super::*;
-
-fn num(x: f64) -> SValue {
-    SValue::Num(x)
-}
-
-fn s(x: &str) -> SValue {
-    SValue::Str(x.as_bytes().to_vec())
-}
 
 fn enc(g: &Graph, v: &SValue) -> Result<String, LuaErr> {
     encode(&CjsonConfig::default(), g, v).map(|b| String::from_utf8(b).unwrap())
@@ -17,13 +10,6 @@ fn enc(g: &Graph, v: &SValue) -> Result<String, LuaErr> {
 
 fn err(m: &str) -> Result<String, LuaErr> {
     Err(LuaErr::Error(m.as_bytes().to_vec()))
-}
-
-/// A graph holding one table with `pairs`.
-fn table(pairs: Vec<(SValue, SValue)>) -> (Graph, SValue) {
-    let mut g = Graph::default();
-    let t = g.add(pairs);
-    (g, SValue::Table(t))
 }
 
 fn int_keys(keys: &[f64]) -> (Graph, SValue) {
