@@ -343,26 +343,12 @@ unsafe fn object_nodes(
     // The Redis Lua table forms, in Redis's order.
     let f = get(ctx, v, names.err)?;
     if q::JS_IsString(f) {
-        let start = out.bytes.len();
-        let ok = string_bytes(ctx, f, &mut out.bytes);
-        q::JS_FreeValue(ctx, f);
-        if !ok {
-            return Err(());
-        }
-        out.nodes.push(Node::Error(start, out.bytes.len()));
-        return Ok(());
+        return text_node(ctx, f, out, Node::Error);
     }
     q::JS_FreeValue(ctx, f);
     let f = get(ctx, v, names.ok)?;
     if q::JS_IsString(f) {
-        let start = out.bytes.len();
-        let ok = string_bytes(ctx, f, &mut out.bytes);
-        q::JS_FreeValue(ctx, f);
-        if !ok {
-            return Err(());
-        }
-        out.nodes.push(Node::Status(start, out.bytes.len()));
-        return Ok(());
+        return text_node(ctx, f, out, Node::Status);
     }
     q::JS_FreeValue(ctx, f);
     let f = get(ctx, v, names.double)?;
@@ -375,14 +361,7 @@ unsafe fn object_nodes(
     q::JS_FreeValue(ctx, f);
     let f = get(ctx, v, names.big_number)?;
     if q::JS_IsString(f) || q::JS_IsBigInt(f) {
-        let start = out.bytes.len();
-        let ok = string_bytes(ctx, f, &mut out.bytes);
-        q::JS_FreeValue(ctx, f);
-        if !ok {
-            return Err(());
-        }
-        out.nodes.push(Node::BigNumber(start, out.bytes.len()));
-        return Ok(());
+        return text_node(ctx, f, out, Node::BigNumber);
     }
     q::JS_FreeValue(ctx, f);
     for (atom, is_map) in [(names.map, true), (names.set, false)] {
@@ -435,8 +414,24 @@ unsafe fn object_nodes(
     Ok(())
 }
 
+/// The text of `f` (a string or a BigInt, freed here) as the node `node` makes of its bytes.
+unsafe fn text_node(
+    ctx: *mut q::JSContext,
+    f: q::JSValue,
+    out: &mut Out,
+    node: fn(usize, usize) -> Node,
+) -> Result<(), ()> {
+    let start = out.bytes.len();
+    let ok = string_bytes(ctx, f, &mut out.bytes);
+    q::JS_FreeValue(ctx, f);
+    if !ok {
+        return Err(());
+    }
+    out.nodes.push(node(start, out.bytes.len()));
+    Ok(())
+}
+
 /// The elements `0..len` of array-like `v` after the aggregate node `head`.
-#[allow(clippy::too_many_arguments)]
 unsafe fn array_nodes(
     ctx: *mut q::JSContext,
     names: &Names,
@@ -460,7 +455,6 @@ unsafe fn array_nodes(
 }
 
 /// A JS Map or Set, flattened by a prelude helper into an array first.
-#[allow(clippy::too_many_arguments)]
 unsafe fn via_helper(
     ctx: *mut q::JSContext,
     names: &Names,
