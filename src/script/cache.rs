@@ -6,7 +6,7 @@
 //!
 //! Every engine's `Engine::load` starts with `ScriptCache::to_compile` (a cached script is only
 //! pinned, see `loaded`; else the body's shebang flags), and answers `Engine::flags` and
-//! `Engine::cache_stats` from its cache through `cache_methods!`.
+//! `Engine::cache_stats` from its cache through `engine_methods!`.
 
 use std::collections::HashMap;
 
@@ -245,10 +245,14 @@ impl<A> ScriptCache<A> {
     }
 }
 
-/// The `Engine` methods an engine answers from its `ScriptCache` (its field `cache`), expanded
-/// inside each engine's `impl Engine`.
-macro_rules! cache_methods {
-    () => {
+/// The `Engine` methods every engine answers the same way, expanded inside its `impl Engine`: its
+/// `id`, and from its `ScriptCache` (its field `cache`) a script's flags and the cache's stats.
+macro_rules! engine_methods {
+    ($id:ident) => {
+        fn id(&self) -> $crate::script::EngineId {
+            $crate::script::EngineId::$id
+        }
+
         fn flags(&self, sha: &$crate::script::cache::Sha) -> Option<$crate::script::Flags> {
             self.cache.flags(sha)
         }
@@ -258,7 +262,7 @@ macro_rules! cache_methods {
         }
     };
 }
-pub(crate) use cache_methods;
+pub(crate) use engine_methods;
 
 #[cfg(test)]
 mod tests {

@@ -75,25 +75,13 @@ pub(crate) unsafe fn push_error_table(l: *mut lua_State, text: &[u8]) {
 /// Raises a plain Lua error string as `luaL_error` does: prefixed with the calling script's
 /// position (`user_script:1: `).
 unsafe fn raise_str(l: *mut lua_State, msg: &str) -> c_int {
-    goblin_lua51_where(l, 1);
-    let mut text = to_bytes(l, -1).unwrap_or_default().to_vec();
-    lua_pop(l, 1);
-    text.extend_from_slice(msg.as_bytes());
-    push_bytes(l, &text);
-    -1
+    shared::raise_str::<Api>(l, msg)
 }
 
 /// `_G`'s `__index`: reading a global that does not exist is an error (Redis's
 /// `luaProtectedTableError`).
 pub(super) unsafe extern "C" fn missing_global(l: *mut lua_State) -> c_int {
-    let name = to_bytes(l, 2).map(|n| String::from_utf8_lossy(n).into_owned());
-    raise_str(
-        l,
-        &format!(
-            "Script attempted to access nonexistent global variable '{}'",
-            name.unwrap_or_default()
-        ),
-    )
+    shared::missing_global::<Api>(l)
 }
 
 shared::redis_functions!("C", Api);

@@ -268,6 +268,9 @@ impl super::shared::CApi for Api {
     unsafe fn push_raised_table(l: *mut lua_State, text: &[u8]) {
         super::api::push_error_table(l, text)
     }
+    unsafe fn push_where(l: *mut lua_State, level: c_int) {
+        goblin_lua51_where(l, level)
+    }
     unsafe fn raise_top(_l: *mut lua_State) -> c_int {
         // The C trampoline raises it once the host function has returned.
         -1

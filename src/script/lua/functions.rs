@@ -125,20 +125,10 @@ pub(super) fn load(lua: &mut Lua, lib: LibId, code: &[u8]) -> Result<Vec<Registe
     // SAFETY: the chunk runs protected; the stack is restored on every path; host functions see
     // LOADING only during the call.
     unsafe {
-        let st = luaL_loadbuffer(
-            l,
-            code.as_ptr() as *const _,
-            code.len(),
-            c"@user_function".as_ptr(),
-        );
-        if st != 0 {
-            let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+        if let Err((_, msg)) = super::load_chunk(l, code, c"@user_function") {
             lua_settop(l, 0);
             f.vm.mem.refused = false;
-            return Err(format!(
-                "Error compiling function: {}",
-                msg.unwrap_or_default()
-            ));
+            return Err(format!("Error compiling function: {msg}"));
         }
         f.switch_globals(f.load_api);
         LOADING.with(|c| *c.borrow_mut() = Some(Loading::default()));

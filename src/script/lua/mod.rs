@@ -38,7 +38,7 @@ mod libs;
 pub(crate) mod shared;
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::ptr;
 
 use self::ffi::*;
@@ -258,6 +258,18 @@ impl Lua {
     }
 }
 
+/// Compiles `code` as chunk `name`, leaving its function on the stack; on error pops the message
+/// and returns it with the status.
+unsafe fn load_chunk(l: *mut lua_State, code: &[u8], name: &CStr) -> Result<(), (c_int, String)> {
+    let st = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
+    if st == 0 {
+        return Ok(());
+    }
+    let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+    lua_pop(l, 1);
+    Err((st, msg.unwrap_or_default()))
+}
+
 unsafe fn run_prelude(l: *mut lua_State) {
     let st = luaL_loadbuffer(
         l,
@@ -347,11 +359,7 @@ unsafe fn set_global_unlocked(l: *mut lua_State, name: &str) {
 }
 
 impl Engine for Lua {
-    super::cache::cache_methods!();
-
-    fn id(&self) -> EngineId {
-        EngineId::Lua
-    }
+    super::cache::engine_methods!(Lua);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         let Some(flags) = self.cache.to_compile(EngineId::Lua, sha, body, pinned)? else {
@@ -371,23 +379,12 @@ impl Engine for Lua {
         };
         // SAFETY: compiling leaves either the function or an error message on the stack.
         unsafe {
-            let st = luaL_loadbuffer(
-                l,
-                code.as_ptr() as *const _,
-                code.len(),
-                c"@user_script".as_ptr(),
-            );
-            if st != 0 {
-                let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
-                lua_pop(l, 1);
+            if let Err((st, msg)) = load_chunk(l, code, c"@user_script") {
                 if st == LUA_ERRMEM {
                     self.mem.refused = false;
                     return Err("ERR Error compiling script: not enough memory".into());
                 }
-                return Err(format!(
-                    "ERR Error compiling script (new function): {}",
-                    msg.unwrap_or_default()
-                ));
+                return Err(format!("ERR Error compiling script (new function): {msg}"));
             }
             let r = luaL_ref(l, LUA_REGISTRYINDEX);
             for gone in self.cache.insert(*sha, r, flags, body.len(), pinned) {

@@ -84,6 +84,8 @@ pub(crate) trait CApi {
     /// Pushes the error table a host function raises for `text` (Luau's also says the script
     /// line).
     unsafe fn push_raised_table(l: *mut Self::State, text: &[u8]);
+    /// Pushes the position (`user_script:1: `) of the function at stack `level`, as `luaL_where`.
+    unsafe fn push_where(l: *mut Self::State, level: c_int);
     /// Raises the error value on top from a host function: what the host function returns (Lua
     /// 5.1's trampoline raises on -1; Luau raises here and does not return).
     unsafe fn raise_top(l: *mut Self::State) -> c_int;
@@ -353,6 +355,29 @@ pub(crate) unsafe fn raise<A: CApi>(l: *mut A::State, msg: &str) -> c_int {
         A::push_raised_table(l, text.as_bytes());
     }
     A::raise_top(l)
+}
+
+/// Raises a plain error string prefixed with the calling script's position, as `luaL_error`.
+pub(crate) unsafe fn raise_str<A: CApi>(l: *mut A::State, msg: &str) -> c_int {
+    {
+        A::push_where(l, 1);
+        let mut text = A::to_bytes(l, -1).unwrap_or_default().to_vec();
+        A::pop(l, 1);
+        text.extend_from_slice(msg.as_bytes());
+        A::push_bytes(l, &text);
+    }
+    A::raise_top(l)
+}
+
+/// `_G`'s `__index`: reading a global that does not exist is an error (Redis's
+/// `luaProtectedTableError`).
+pub(crate) unsafe fn missing_global<A: CApi>(l: *mut A::State) -> c_int {
+    let name = A::to_bytes(l, 2).map(|n| String::from_utf8_lossy(n).into_owned());
+    let msg = format!(
+        "Script attempted to access nonexistent global variable '{}'",
+        name.unwrap_or_default()
+    );
+    raise_str::<A>(l, &msg)
 }
 
 /// `redis.call`: Redis's `luaRedisGenericCommand`, raising the command's error.

@@ -69,14 +69,8 @@ unsafe fn script_line(l: *mut lua_State, level: c_int) -> Option<c_int> {
 
 /// Raises a plain error string prefixed with the calling script's position, as `luaL_error`.
 unsafe fn raise_str(l: *mut lua_State, msg: &str) -> ! {
-    unsafe {
-        ffi::luaL_where(l, 1);
-        let mut text = to_bytes(l, -1).unwrap_or_default().to_vec();
-        text.extend_from_slice(msg.as_bytes());
-        push_bytes(l, &text);
-        drop(text);
-        ffi::lua_error(l)
-    }
+    unsafe { shared::raise_str::<Api>(l, msg) };
+    unreachable!("lua_error unwinds")
 }
 
 /// The string (or number, as Luau writes it) at `idx`.
@@ -95,16 +89,7 @@ pub(super) unsafe fn arg_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a 
 
 /// `_G`'s `__index`: reading a global that does not exist is an error (as Redis's Lua).
 pub(super) unsafe extern "C-unwind" fn missing_global(l: *mut lua_State) -> c_int {
-    unsafe {
-        let name = to_bytes(l, 2).map(|n| String::from_utf8_lossy(n).into_owned());
-        raise_str(
-            l,
-            &format!(
-                "Script attempted to access nonexistent global variable '{}'",
-                name.unwrap_or_default()
-            ),
-        )
-    }
+    unsafe { shared::missing_global::<Api>(l) }
 }
 
 shared::redis_functions!("C-unwind", Api);

@@ -32,11 +32,7 @@ const CHUNK_NAME: &std::ffi::CStr = c"@user_function";
 
 /// `Engine::load_library` for Luau.
 pub(super) fn load(luau: &mut Luau, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
-    let mut options = ffi::lua_CompileOptions::default();
-    options.optimizationLevel = 2;
-    options.debugLevel = 1;
-    // SAFETY: the compiler only reads the source.
-    let bytecode = unsafe { ffi::luau_compile(code, options) };
+    let bytecode = super::compile(code);
     let mut outcome: Result<(), String> = Ok(());
     LOADING.with(|c| *c.borrow_mut() = Some(Loading::default()));
     LOAD_DEADLINE.with(|d| {
@@ -47,15 +43,7 @@ pub(super) fn load(luau: &mut Luau, lib: LibId, code: &[u8]) -> Result<Vec<Regis
     // SAFETY: loading and the run happen protected by `exec_raw`, with a balanced stack.
     let protected = unsafe {
         luau.lua.exec_raw::<()>((), |l| {
-            let st = ffi::luau_load(
-                l,
-                CHUNK_NAME.as_ptr(),
-                bytecode.as_ptr() as *const _,
-                bytecode.len(),
-                0,
-            );
-            if st != 0 {
-                let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default());
+            if let Err(msg) = super::load_bytecode(l, &bytecode, CHUNK_NAME) {
                 outcome = Err(format!("Error compiling function: {msg}"));
             } else if ffi::lua_pcall(l, 0, 0, 0) != ffi::LUA_OK {
                 outcome = Err(format!("Error registering functions: {}", error_text(l)));

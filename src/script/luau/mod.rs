@@ -45,7 +45,7 @@ mod api;
 mod functions;
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
 use mlua::ffi::{self, lua_State};
@@ -206,6 +206,33 @@ unsafe fn sandbox(l: *mut lua_State) {
     }
 }
 
+/// Compiles Luau source to bytecode, as every chunk is (optimized, with line numbers for errors).
+fn compile(src: &[u8]) -> Vec<u8> {
+    let mut options = ffi::lua_CompileOptions::default();
+    options.optimizationLevel = 2;
+    options.debugLevel = 1;
+    // SAFETY: the compiler only reads the source.
+    unsafe { ffi::luau_compile(src, options) }
+}
+
+/// Loads `bytecode` as chunk `name`: its function on top of the stack, or (also left on the stack)
+/// the error message, returned.
+unsafe fn load_bytecode(l: *mut lua_State, bytecode: &[u8], name: &CStr) -> Result<(), String> {
+    unsafe {
+        let st = ffi::luau_load(
+            l,
+            name.as_ptr(),
+            bytecode.as_ptr() as *const _,
+            bytecode.len(),
+            0,
+        );
+        if st == 0 {
+            return Ok(());
+        }
+        Err(String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned())
+    }
+}
+
 /// What `run` hands the trampoline (as a light userdata).
 struct Frame<'f> {
     run: *mut Run<'f, 'f>,
@@ -307,11 +334,7 @@ unsafe extern "C-unwind" fn interrupt(l: *mut lua_State, gc: c_int) {
 }
 
 impl Engine for Luau {
-    super::cache::cache_methods!();
-
-    fn id(&self) -> EngineId {
-        EngineId::Luau
-    }
+    super::cache::engine_methods!(Luau);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         let Some(flags) = self.cache.to_compile(EngineId::Luau, sha, body, pinned)? else {
@@ -324,28 +347,12 @@ impl Engine for Luau {
             // The shebang line stays, as a comment.
             src[CHUNK_PREFIX.len()..CHUNK_PREFIX.len() + 2].copy_from_slice(b"--");
         }
-        let mut options = ffi::lua_CompileOptions::default();
-        options.optimizationLevel = 2;
-        options.debugLevel = 1;
-        // SAFETY: the compiler only reads the source.
-        let bytecode = unsafe { ffi::luau_compile(&src, options) };
+        let bytecode = compile(&src);
         let mut loaded: Result<c_int, String> = Err(String::new());
         // SAFETY: `luau_load` runs protected by `exec_raw`; the stack is balanced on both paths.
         let protected = unsafe {
             self.lua.exec_raw::<()>((), |l| {
-                let st = ffi::luau_load(
-                    l,
-                    CHUNK_NAME.as_ptr(),
-                    bytecode.as_ptr() as *const _,
-                    bytecode.len(),
-                    0,
-                );
-                if st == 0 {
-                    loaded = Ok(ffi::lua_ref(l, -1));
-                } else {
-                    let msg = to_bytes(l, -1).unwrap_or_default();
-                    loaded = Err(String::from_utf8_lossy(msg).into_owned());
-                }
+                loaded = load_bytecode(l, &bytecode, CHUNK_NAME).map(|()| ffi::lua_ref(l, -1));
                 ffi::lua_settop(l, -2);
             })
         };
@@ -625,6 +632,9 @@ impl CApi for Api {
     unsafe fn push_raised_table(l: *mut lua_State, text: &[u8]) {
         // Located at the calling script line.
         unsafe { api::push_error_table(l, text, Some(1)) }
+    }
+    unsafe fn push_where(l: *mut lua_State, level: c_int) {
+        unsafe { ffi::luaL_where(l, level) }
     }
     unsafe fn raise_top(l: *mut lua_State) -> c_int {
         unsafe { ffi::lua_error(l) }

@@ -302,11 +302,7 @@ impl QuickJs {
 }
 
 impl Engine for QuickJs {
-    super::cache::cache_methods!();
-
-    fn id(&self) -> EngineId {
-        EngineId::QuickJs
-    }
+    super::cache::engine_methods!(QuickJs);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         let Some(flags) = self

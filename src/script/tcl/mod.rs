@@ -411,11 +411,7 @@ fn proc_name(interp: *mut Interp, body: &[u8]) -> *mut Obj {
 }
 
 impl Engine for Tcl {
-    super::cache::cache_methods!();
-
-    fn id(&self) -> EngineId {
-        EngineId::Tcl
-    }
+    super::cache::engine_methods!(Tcl);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         let Some(flags) = self.cache.to_compile(EngineId::Tcl, sha, body, pinned)? else {

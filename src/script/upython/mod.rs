@@ -390,11 +390,7 @@ fn compile(body: &[u8]) -> Result<c_long, String> {
 }
 
 impl Engine for MicroPython {
-    super::cache::cache_methods!();
-
-    fn id(&self) -> EngineId {
-        EngineId::MicroPython
-    }
+    super::cache::engine_methods!(MicroPython);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         if self.cache.loaded(sha, pinned) {

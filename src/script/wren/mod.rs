@@ -532,11 +532,7 @@ unsafe fn set_list(vm: *mut WrenVM, slot: c_int, scratch: c_int, args: Args) {
 }
 
 impl Engine for Wren {
-    super::cache::cache_methods!();
-
-    fn id(&self) -> EngineId {
-        EngineId::Wren
-    }
+    super::cache::engine_methods!(Wren);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         let Some(flags) = self.cache.to_compile(EngineId::Wren, sha, body, pinned)? else {
