@@ -22,24 +22,23 @@ pub(super) unsafe fn register(l: *mut lua_State) {
     raw_set_field(l, LUA_GLOBALSINDEX, "redis");
 
     lua_newtable(l);
-    let bits: [(&str, HostFn); 12] = [
-        ("tobit", bit_tobit),
-        ("tohex", bit_tohex),
-        ("bnot", bit_bnot),
-        ("band", bit_band),
-        ("bor", bit_bor),
-        ("bxor", bit_bxor),
-        ("lshift", bit_lshift),
-        ("rshift", bit_rshift),
-        ("arshift", bit_arshift),
-        ("rol", bit_rol),
-        ("ror", bit_ror),
-        ("bswap", bit_bswap),
-    ];
-    for (name, f) in bits {
-        goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
-    }
+    set_functions(
+        l,
+        &[
+            ("tobit", bit_tobit),
+            ("tohex", bit_tohex),
+            ("bnot", bit_bnot),
+            ("band", bit_band),
+            ("bor", bit_bor),
+            ("bxor", bit_bxor),
+            ("lshift", bit_lshift),
+            ("rshift", bit_rshift),
+            ("arshift", bit_arshift),
+            ("rol", bit_rol),
+            ("ror", bit_ror),
+            ("bswap", bit_bswap),
+        ],
+    );
     raw_set_field(l, LUA_GLOBALSINDEX, "bit");
 
     raw_get_field(l, LUA_GLOBALSINDEX, "math");

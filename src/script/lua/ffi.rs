@@ -157,6 +157,14 @@ pub unsafe fn raw_set_field(l: *mut lua_State, t: c_int, k: impl AsRef<[u8]>) {
     lua_rawset(l, t);
 }
 
+/// Sets each host function of `functions` as the field of its name in the table on top.
+pub unsafe fn set_functions(l: *mut lua_State, functions: &[(&str, HostFn)]) {
+    for &(name, f) in functions {
+        goblin_lua51_push_host_fn(l, f);
+        raw_set_field(l, -2, name);
+    }
+}
+
 /// Pushes `t[k]` without metamethods.
 pub unsafe fn raw_get_field(l: *mut lua_State, t: c_int, k: impl AsRef<[u8]>) {
     let t = if t < 0 && t > LUA_REGISTRYINDEX {

@@ -20,15 +20,15 @@ pub(super) unsafe fn register(l: *mut lua_State) -> *mut CjsonConfig {
     raw_set_field(l, LUA_GLOBALSINDEX, "cjson");
 
     lua_newtable(l);
-    for (name, f) in [
-        ("pack", msgpack_pack as HostFn),
-        ("unpack", msgpack_unpack),
-        ("unpack_one", msgpack_unpack_one),
-        ("unpack_limit", msgpack_unpack_limit),
-    ] {
-        goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
-    }
+    set_functions(
+        l,
+        &[
+            ("pack", msgpack_pack),
+            ("unpack", msgpack_unpack),
+            ("unpack_one", msgpack_unpack_one),
+            ("unpack_limit", msgpack_unpack_limit),
+        ],
+    );
     for (name, v) in [
         ("_NAME", "cmsgpack"),
         ("_VERSION", "lua-cmsgpack 0.4.0"),
@@ -41,14 +41,14 @@ pub(super) unsafe fn register(l: *mut lua_State) -> *mut CjsonConfig {
     raw_set_field(l, LUA_GLOBALSINDEX, "cmsgpack");
 
     lua_newtable(l);
-    for (name, f) in [
-        ("pack", struct_pack as HostFn),
-        ("unpack", struct_unpack),
-        ("size", struct_size),
-    ] {
-        goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
-    }
+    set_functions(
+        l,
+        &[
+            ("pack", struct_pack),
+            ("unpack", struct_unpack),
+            ("size", struct_size),
+        ],
+    );
     raw_set_field(l, LUA_GLOBALSINDEX, "struct");
     cfg
 }

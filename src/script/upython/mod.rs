@@ -756,6 +756,15 @@ impl Builder {
     }
 }
 
+/// The builder ops that begin an aggregate of `kind` and add an item to it.
+fn aggregate_ops(kind: Aggregate) -> (c_int, c_int) {
+    match kind {
+        Aggregate::Array => (B_LIST, B_ITEM_LIST),
+        Aggregate::Map => (B_DICT, B_ITEM_DICT),
+        Aggregate::Set => (B_SET, B_ITEM_SET),
+    }
+}
+
 impl ReplyBuilder for Builder {
     fn int(&mut self, n: i64) {
         self.op(B_INT, n, 0.0, &[]);
@@ -787,20 +796,10 @@ impl ReplyBuilder for Builder {
         self.op(B_BYTES, 0, 0.0, text);
     }
     fn begin(&mut self, kind: Aggregate, _len: usize) {
-        let op = match kind {
-            Aggregate::Array => B_LIST,
-            Aggregate::Map => B_DICT,
-            Aggregate::Set => B_SET,
-        };
-        self.op(op, 0, 0.0, &[]);
+        self.op(aggregate_ops(kind).0, 0, 0.0, &[]);
     }
     fn item(&mut self, kind: Aggregate, _index: usize) {
-        let op = match kind {
-            Aggregate::Array => B_ITEM_LIST,
-            Aggregate::Map => B_ITEM_DICT,
-            Aggregate::Set => B_ITEM_SET,
-        };
-        self.op(op, 0, 0.0, &[]);
+        self.op(aggregate_ops(kind).1, 0, 0.0, &[]);
     }
     fn end(&mut self, _kind: Aggregate) {}
 }
