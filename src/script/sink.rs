@@ -3,7 +3,8 @@
 //! (`int`, `bulk`, `boolean`, `array` then the elements, ...), and the sink owns every conversion
 //! rule, so no engine writes one again:
 //! - a script's boolean: in RESP2 (the script's protocol, `redis.setresp`) true → 1 and
-//!   false → nil, as Redis's Lua; a boolean in RESP3 (`boolean`);
+//!   false → nil, as Redis's Lua; a boolean in RESP3 (`boolean`; Tcl's tagged booleans differ,
+//!   a true one staying a boolean in RESP2: `resp3_boolean`);
 //! - a script's number replies what C's `(long long)` cast gives (`number`, `cast_i64`);
 //! - `{err}` and `{ok}` replies are made one line (`error`, `status`);
 //! - the nesting limit (`enter`, `leave`, `MAX_REPLY_DEPTH`);

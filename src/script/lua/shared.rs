@@ -7,8 +7,9 @@
 //! - the `redis` table's functions (`call`, `error_reply`, `status_reply`, `sha1hex`, `log`,
 //!   `setresp`, `set_repl`, `acl_check_cmd`), which each engine wraps in a C function of its ABI
 //!   (`redis_functions!`), and `redis.register_function` of function libraries;
-//! - argument tables (`push_array`), the text of Redis's error tables (`error_table_text`) and
-//!   the `redis` table's constants (`set_constants`).
+//! - argument tables (`push_array`), the text of Redis's error tables (`error_table_text`), the
+//!   `redis` table's constants (`set_constants`), `luaL_error`-style errors (`raise_str`) and the
+//!   missing-global error (`missing_global`).
 //!
 //! Why a trait rather than one engine calling the other's code: the two VMs are separate C
 //! libraries with their own symbols (`gl51_lua_*` for Lua 5.1, `mlua`'s `lua_*` for Luau) and

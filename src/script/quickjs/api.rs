@@ -1,7 +1,9 @@
 //! The `redis` object scripts see, and the conversion of command replies into JS values.
 //!
-//! Host functions are C functions (`JSCFunction`) that find the VM's `Host` through the context's
-//! opaque pointer and the running `Run` through the `Budget`. They hold no Rust borrow across a
+//! Host functions are C functions (`JSCFunction`, declared with `host_fn!`, which writes their
+//! signature once) that find the VM's `Host` through the context's opaque pointer and the running
+//! `Run` through the `Budget`. The constants and log levels of `redis` come from
+//! `script::redis_api`. They hold no Rust borrow across a
 //! call into script code: a command's reply is copied into the host scratch before it is walked,
 //! so the interrupt handler may use the `Run` meanwhile.
 
