@@ -3,10 +3,14 @@
 //! Bodies loaded by `SCRIPT LOAD` stay until `SCRIPT FLUSH`; bodies that only arrived by `EVAL` live
 //! in a bounded LRU (`EVAL_CACHE_MAX`, as Redis 7.4), the least recently used evicted first, so a
 //! client generating endless distinct scripts cannot grow the cache without bound.
+//!
+//! Every engine's `Engine::load` starts with `ScriptCache::to_compile` (a cached script is only
+//! pinned, see `loaded`; else the body's shebang flags), and answers `Engine::flags` and
+//! `Engine::cache_stats` from its cache through `engine_methods!`.
 
 use std::collections::HashMap;
 
-use super::Flags;
+use super::{shebang_flags, EngineId, Flags};
 
 pub use crate::server::script_host::Sha;
 
@@ -142,6 +146,24 @@ impl<A> ScriptCache<A> {
         }
     }
 
+    /// The start of `engine`'s `Engine::load` of `body`: `None` when `sha` is cached already (see
+    /// `loaded`), else the flags of its shebang to compile it with, or the error reply for a bad
+    /// shebang.
+    pub fn to_compile(
+        &mut self,
+        engine: EngineId,
+        sha: &Sha,
+        body: &[u8],
+        pinned: bool,
+    ) -> Result<Option<Flags>, String> {
+        if self.loaded(sha, pinned) {
+            return Ok(None);
+        }
+        shebang_flags(engine, body)
+            .map(Some)
+            .map_err(|e| format!("ERR {e}"))
+    }
+
     /// Marks a cached script as loaded by SCRIPT LOAD; false if it is not cached.
     pub fn pin(&mut self, sha: &Sha) -> bool {
         match self.entries.get_mut(sha) {
@@ -221,6 +243,25 @@ impl<A> ScriptCache<A> {
         self.entries.drain().map(|(_, e)| e.artifact).collect()
     }
 }
+
+/// The `Engine` methods every engine answers the same way, expanded inside its `impl Engine`: its
+/// `id`, and from its `ScriptCache` (its field `cache`) a script's flags and the cache's stats.
+macro_rules! engine_methods {
+    ($id:ident) => {
+        fn id(&self) -> $crate::script::EngineId {
+            $crate::script::EngineId::$id
+        }
+
+        fn flags(&self, sha: &$crate::script::cache::Sha) -> Option<$crate::script::Flags> {
+            self.cache.flags(sha)
+        }
+
+        fn cache_stats(&self) -> $crate::script::cache::CacheStats {
+            self.cache.stats()
+        }
+    };
+}
+pub(crate) use engine_methods;
 
 #[cfg(test)]
 mod tests {

@@ -24,18 +24,18 @@
 //! `cmd/scripting.rs`; FUNCTION, FCALL and FCALL_RO in `cmd/function.rs`.
 
 pub mod cache;
-pub mod codec;
 pub mod function;
 pub mod lua;
 pub mod luau;
 pub mod quickjs;
+pub mod redis_api;
 pub mod resp;
+pub mod sink;
 pub mod tcl;
 pub mod upython;
 pub mod wren;
 
 use crate::resp::parser::Args;
-use crate::resp::reply::Reply;
 use crate::server::script_host::{ScriptCommand, Scripts};
 use crate::server::State;
 use cache::Sha;
@@ -44,6 +44,7 @@ pub use crate::server::script_host::{
     check_declared, Flags, Run, Running, Stop, BUSY_ERROR, BUSY_FUNCTION_ERROR, KILLED_ERROR,
 };
 use function::{LibId, Registered};
+pub use sink::Sink;
 
 /// The engines, each reached through its own command prefix.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -491,54 +492,5 @@ pub trait Engine {
     /// their bytes are then taken out of `used_memory`, which counts no VM.
     fn allocates_in_rust(&self) -> bool {
         false
-    }
-}
-
-/// The one converter from engine values to the client's reply. Engines walk their result into it;
-/// it applies the nesting limit and Redis's rules for error and status replies, and the reply
-/// builder applies the client's protocol.
-pub struct Sink<'a> {
-    pub out: &'a mut Reply,
-    depth: usize,
-}
-
-/// How deep a script's reply may nest before it is cut (an error), as Redis's Lua stack limit.
-pub const MAX_REPLY_DEPTH: usize = 1000;
-
-impl<'a> Sink<'a> {
-    pub fn new(out: &'a mut Reply) -> Sink<'a> {
-        Sink { out, depth: 0 }
-    }
-
-    /// Enters one level of nesting; false (after replying an error) when too deep.
-    pub fn enter(&mut self) -> bool {
-        if self.depth >= MAX_REPLY_DEPTH {
-            self.out.error("ERR reached lua stack limit");
-            return false;
-        }
-        self.depth += 1;
-        true
-    }
-
-    pub fn leave(&mut self) {
-        self.depth -= 1;
-    }
-
-    /// An error reply from a script's `{err=...}`: the text as given (`{err="My Error"}` replies
-    /// `-My Error`, as Redis does), made one line.
-    pub fn error(&mut self, text: &[u8]) {
-        self.out.error(&String::from_utf8_lossy(text));
-    }
-
-    pub fn status(&mut self, text: &[u8]) {
-        self.out.simple_bytes(text);
-    }
-
-    pub fn big_number(&mut self, digits: &[u8]) {
-        self.out.big_number(digits);
-    }
-
-    pub fn verbatim(&mut self, format: &[u8], text: &[u8]) {
-        self.out.verbatim_as(format, text);
     }
 }

@@ -176,7 +176,7 @@ pub fn check_declared(srv: &State, flags: Flags, ro: bool) -> Result<(), String>
 
 /// The run context of one script execution.
 pub struct Run<'r, 'c> {
-    pub ctx: &'r mut Ctx<'c>,
+    ctx: &'r mut Ctx<'c>,
     pub sha: Sha,
     pub flags: Flags,
     /// EVAL_RO / EVALSHA_RO, or a `no-writes` script.
@@ -239,6 +239,14 @@ impl<'r, 'c> Run<'r, 'c> {
     /// The reply the script's result (or error) is written to, through a `Sink`.
     pub fn out(&mut self) -> &mut Reply {
         self.ctx.out
+    }
+
+    /// `out`, with what error texts call the script, for a result whose conversion may end in an
+    /// error: the function's name (FCALL) and the sha as text.
+    pub fn out_and_names(&mut self) -> (&mut Reply, Option<&str>, &str) {
+        let sha = std::str::from_utf8(&self.sha).expect("hex digits");
+        let function = self.ctx.srv.script_running.function.as_deref();
+        (&mut *self.ctx.out, function, sha)
     }
 
     /// The server's configuration (an engine reads its memory limit from it as a run starts).

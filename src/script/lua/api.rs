@@ -1,77 +1,44 @@
 //! The `redis` table and the small libraries Redis gives Lua scripts that are not codecs: `bit`
-//! (LuaBitOp), Redis's `math.random`, and the binary-chunk guard on `load`/`loadstring`.
+//! (LuaBitOp), Redis's `math.random`, and the binary-chunk guard on `load`/`loadstring`. The
+//! `redis` table's functions are the ones Luau has too: their rules are in `shared.rs`, and this
+//! file only registers them (`redis_functions!` makes them C functions of this engine).
 //!
 //! Every function here is a host function (see `ffi.rs` for the rules): it returns its result
 //! count, or -1 with an error value on top of the stack for the C trampoline to raise.
 
 use std::ffi::c_int;
 
-use super::current;
 use super::ffi::*;
-use crate::config::REDIS_VERSION;
-use crate::script::cache::sha1_hex;
-use crate::script::resp::{walk, Aggregate, ReplyBuilder};
-use crate::util::fmt_g17;
+use super::shared;
 
 /// Registers `redis`, `bit` and Redis's `math.random`/`math.randomseed` as globals.
 pub(super) unsafe fn register(l: *mut lua_State) {
     lua_newtable(l);
-    let funcs: [(&str, HostFn); 12] = [
-        ("call", redis_call),
-        ("pcall", redis_pcall),
-        ("error_reply", error_reply),
-        ("status_reply", status_reply),
-        ("sha1hex", sha1hex),
-        ("log", log),
-        ("setresp", setresp),
-        ("set_repl", set_repl),
-        ("replicate_commands", replicate_commands),
-        ("breakpoint", breakpoint),
-        ("debug", noop),
-        ("acl_check_cmd", acl_check_cmd),
-    ];
-    for (name, f) in funcs {
+    for &(name, f) in REDIS_FUNCTIONS {
         goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
+        raw_set_field(l, -2, name.to_bytes());
     }
-    for (name, v) in [
-        ("LOG_DEBUG", 0.0),
-        ("LOG_VERBOSE", 1.0),
-        ("LOG_NOTICE", 2.0),
-        ("LOG_WARNING", 3.0),
-        ("REPL_NONE", 0.0),
-        ("REPL_AOF", 1.0),
-        ("REPL_SLAVE", 2.0),
-        ("REPL_REPLICA", 2.0),
-        ("REPL_ALL", 3.0),
-        ("REDIS_VERSION_NUM", redis_version_num() as f64),
-    ] {
-        lua_pushnumber(l, v);
-        raw_set_field(l, -2, name);
-    }
-    push_bytes(l, REDIS_VERSION.as_bytes());
-    raw_set_field(l, -2, "REDIS_VERSION");
+    super::shared::set_constants::<Api>(l, true);
     raw_set_field(l, LUA_GLOBALSINDEX, "redis");
 
     lua_newtable(l);
-    let bits: [(&str, HostFn); 12] = [
-        ("tobit", bit_tobit),
-        ("tohex", bit_tohex),
-        ("bnot", bit_bnot),
-        ("band", bit_band),
-        ("bor", bit_bor),
-        ("bxor", bit_bxor),
-        ("lshift", bit_lshift),
-        ("rshift", bit_rshift),
-        ("arshift", bit_arshift),
-        ("rol", bit_rol),
-        ("ror", bit_ror),
-        ("bswap", bit_bswap),
-    ];
-    for (name, f) in bits {
-        goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
-    }
+    set_functions(
+        l,
+        &[
+            ("tobit", bit_tobit),
+            ("tohex", bit_tohex),
+            ("bnot", bit_bnot),
+            ("band", bit_band),
+            ("bor", bit_bor),
+            ("bxor", bit_bxor),
+            ("lshift", bit_lshift),
+            ("rshift", bit_rshift),
+            ("arshift", bit_arshift),
+            ("rol", bit_rol),
+            ("ror", bit_ror),
+            ("bswap", bit_bswap),
+        ],
+    );
     raw_set_field(l, LUA_GLOBALSINDEX, "bit");
 
     raw_get_field(l, LUA_GLOBALSINDEX, "math");
@@ -80,19 +47,6 @@ pub(super) unsafe fn register(l: *mut lua_State) {
     goblin_lua51_push_host_fn(l, math_randomseed);
     raw_set_field(l, -2, "randomseed");
     lua_pop(l, 1);
-}
-
-/// `0x070000 | patch` style number of the Redis version we report (`7.0.15` → 0x07000f).
-pub(super) fn redis_version_num() -> u32 {
-    let mut parts = REDIS_VERSION
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    let (a, b, c) = (
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-    );
-    (a << 16) | (b << 8) | c
 }
 
 /// Wraps `load` and `loadstring` so a binary (precompiled) chunk is refused: Lua 5.1's bytecode
@@ -112,338 +66,24 @@ pub(super) unsafe fn guard_loaders(l: *mut lua_State) {
 /// Pushes Redis's error table `{err = "CODE message"}` for `text`, which is either `-CODE message`,
 /// `CODE message` or a bare message (given the `ERR` code), as `luaPushErrorBuff` does.
 pub(crate) unsafe fn push_error_table(l: *mut lua_State, text: &[u8]) {
-    let t = text.strip_prefix(b"-").unwrap_or(text);
-    let formatted: Vec<u8> = if text.starts_with(b"-") {
-        match memchr::memchr(b' ', t) {
-            Some(i) => [&t[..i], b" ", trim_crlf(&t[i + 1..])].concat(),
-            None => [b"ERR ", trim_crlf(t)].concat(),
-        }
-    } else {
-        trim_crlf(text).to_vec()
-    };
     lua_createtable(l, 0, 1);
-    push_bytes(l, &formatted);
+    push_bytes(l, &super::shared::error_table_text(text));
     raw_set_field(l, -2, "err");
-}
-
-fn trim_crlf(b: &[u8]) -> &[u8] {
-    let end = b
-        .iter()
-        .rposition(|&c| c != b'\r' && c != b'\n')
-        .map_or(0, |i| i + 1);
-    let start = b
-        .iter()
-        .position(|&c| c != b'\r' && c != b'\n')
-        .unwrap_or(end);
-    &b[start..end]
-}
-
-/// Raises a Redis-style error: `{err = "ERR <msg>"}`.
-unsafe fn raise(l: *mut lua_State, msg: &str) -> c_int {
-    push_error_table(l, format!("ERR {msg}").as_bytes());
-    -1
 }
 
 /// Raises a plain Lua error string as `luaL_error` does: prefixed with the calling script's
 /// position (`user_script:1: `).
 unsafe fn raise_str(l: *mut lua_State, msg: &str) -> c_int {
-    goblin_lua51_where(l, 1);
-    let mut text = to_bytes(l, -1).unwrap_or_default().to_vec();
-    lua_pop(l, 1);
-    text.extend_from_slice(msg.as_bytes());
-    push_bytes(l, &text);
-    -1
+    shared::raise_str::<Api>(l, msg)
 }
 
 /// `_G`'s `__index`: reading a global that does not exist is an error (Redis's
 /// `luaProtectedTableError`).
 pub(super) unsafe extern "C" fn missing_global(l: *mut lua_State) -> c_int {
-    let name = to_bytes(l, 2).map(|n| String::from_utf8_lossy(n).into_owned());
-    raise_str(
-        l,
-        &format!(
-            "Script attempted to access nonexistent global variable '{}'",
-            name.unwrap_or_default()
-        ),
-    )
+    shared::missing_global::<Api>(l)
 }
 
-// ---- redis.* ----
-
-/// Runs `f` with the current script's run context (none outside a call).
-unsafe fn with_run<R>(f: impl FnOnce(&mut crate::script::Run) -> R) -> Option<R> {
-    current().map(f)
-}
-
-/// Redis's `luaRedisGenericCommand`: arguments must be strings or numbers (numbers as `%.17g`).
-unsafe fn call_generic(l: *mut lua_State, raise_errors: bool) -> c_int {
-    // As Redis, redis.pcall returns these errors as an error table rather than raising them.
-    let refuse = |msg: &str| {
-        if raise_errors {
-            raise(l, msg)
-        } else {
-            push_error_table(l, format!("ERR {msg}").as_bytes());
-            1
-        }
-    };
-    let argc = lua_gettop(l);
-    if argc == 0 {
-        return refuse("Please specify at least one argument for this redis lib call");
-    }
-    for i in 1..=argc {
-        match lua_type(l, i) {
-            // Numbers travel as `%.17g` text (Lua's own tostring would give 14 digits): the slot
-            // is replaced by that string, so every argument can be read in place below.
-            LUA_TNUMBER => {
-                push_bytes(l, fmt_g17(lua_tonumber(l, i)).as_bytes());
-                lua_replace(l, i);
-            }
-            LUA_TSTRING => {}
-            _ => return refuse("Lua redis lib command arguments must be strings or integers"),
-        }
-    }
-    let Some(run) = current() else {
-        return raise(l, "redis.call is only available while a script runs");
-    };
-    let resp = run.resp;
-    // The strings stay on the stack (so their bytes stay valid) until the call has copied them.
-    let reply = run.call((1..=argc).map(|i| to_bytes(l, i).unwrap_or_default()));
-    lua_settop(l, 0);
-    if raise_errors && reply.first() == Some(&b'-') {
-        let end = memchr::memchr(b'\r', reply).unwrap_or(reply.len());
-        push_error_table(l, &reply[..end]);
-        return -1;
-    }
-    let mut b = LuaBuilder { l, resp };
-    walk(reply, &mut b);
-    1
-}
-
-unsafe extern "C" fn redis_call(l: *mut lua_State) -> c_int {
-    call_generic(l, true)
-}
-
-unsafe extern "C" fn redis_pcall(l: *mut lua_State) -> c_int {
-    call_generic(l, false)
-}
-
-unsafe extern "C" fn error_reply(l: *mut lua_State) -> c_int {
-    if lua_gettop(l) != 1 || lua_type(l, -1) != LUA_TSTRING {
-        push_error_table(l, b"ERR wrong number or type of arguments");
-        return 1;
-    }
-    let e = to_bytes(l, -1).unwrap_or_default().to_vec();
-    let text = if e.starts_with(b"-") {
-        e
-    } else {
-        [b"-", &e[..]].concat()
-    };
-    push_error_table(l, &text);
-    1
-}
-
-unsafe extern "C" fn status_reply(l: *mut lua_State) -> c_int {
-    if lua_gettop(l) != 1 || lua_type(l, -1) != LUA_TSTRING {
-        push_error_table(l, b"ERR wrong number or type of arguments");
-        return 1;
-    }
-    lua_createtable(l, 0, 1);
-    lua_pushvalue(l, -2);
-    raw_set_field(l, -2, "ok");
-    1
-}
-
-unsafe extern "C" fn sha1hex(l: *mut lua_State) -> c_int {
-    if lua_gettop(l) != 1 {
-        return raise(l, "wrong number of arguments");
-    }
-    let s = to_bytes(l, 1).unwrap_or_default();
-    push_bytes(l, &sha1_hex(s));
-    1
-}
-
-pub(super) unsafe extern "C" fn log(l: *mut lua_State) -> c_int {
-    let argc = lua_gettop(l);
-    if argc < 2 {
-        return raise(l, "redis.log() requires two arguments or more.");
-    }
-    if lua_type(l, 1) != LUA_TNUMBER {
-        return raise(l, "First argument must be a number (log level).");
-    }
-    let level = lua_tonumber(l, 1) as i64;
-    let level = match level {
-        0 => crate::log::Level::Debug,
-        1 => crate::log::Level::Verbose,
-        2 => crate::log::Level::Notice,
-        3 => crate::log::Level::Warning,
-        _ => return raise(l, "Invalid debug level."),
-    };
-    let mut msg = Vec::new();
-    for i in 2..=argc {
-        if i > 2 {
-            msg.push(b' ');
-        }
-        if let Some(s) = to_bytes(l, i) {
-            msg.extend_from_slice(s);
-        }
-    }
-    crate::log::log(level, &String::from_utf8_lossy(&msg));
-    0
-}
-
-unsafe extern "C" fn setresp(l: *mut lua_State) -> c_int {
-    if lua_gettop(l) != 1 {
-        return raise(l, "redis.setresp() requires one argument.");
-    }
-    let v = lua_tonumber(l, 1) as i64;
-    if v != 2 && v != 3 {
-        return raise(l, "RESP version must be 2 or 3.");
-    }
-    with_run(|run| run.resp = v as u8);
-    0
-}
-
-unsafe extern "C" fn set_repl(l: *mut lua_State) -> c_int {
-    if lua_gettop(l) != 1 {
-        return raise(l, "redis.set_repl() requires one argument.");
-    }
-    let v = lua_tonumber(l, 1) as i64;
-    if !(0..=3).contains(&v) {
-        return raise(
-            l,
-            "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-        );
-    }
-    0
-}
-
-unsafe extern "C" fn replicate_commands(l: *mut lua_State) -> c_int {
-    lua_pushboolean(l, 1);
-    1
-}
-
-unsafe extern "C" fn breakpoint(l: *mut lua_State) -> c_int {
-    lua_pushboolean(l, 0);
-    1
-}
-
-unsafe extern "C" fn noop(_l: *mut lua_State) -> c_int {
-    0
-}
-
-unsafe extern "C" fn acl_check_cmd(l: *mut lua_State) -> c_int {
-    let argc = lua_gettop(l);
-    if argc == 0 {
-        return raise(
-            l,
-            "Please specify at least one argument for this redis lib call",
-        );
-    }
-    let name = to_bytes(l, 1).unwrap_or_default().to_vec();
-    let known = with_run(|run| run.ctx.srv.table.find(&name).is_some()).unwrap_or(false);
-    if !known {
-        return raise(l, "Invalid command passed to redis.acl_check_cmd()");
-    }
-    // There are no ACL users besides the all-allowed default one.
-    lua_pushboolean(l, 1);
-    1
-}
-
-// ---- Building Lua values from command replies (Redis's `redisProtocolToLuaType`). ----
-
-struct LuaBuilder {
-    l: *mut lua_State,
-    resp: u8,
-}
-
-impl ReplyBuilder for LuaBuilder {
-    fn int(&mut self, n: i64) {
-        unsafe { lua_pushnumber(self.l, n as f64) }
-    }
-    fn bulk(&mut self, b: &[u8]) {
-        unsafe { push_bytes(self.l, b) }
-    }
-    fn status(&mut self, s: &[u8]) {
-        unsafe {
-            lua_createtable(self.l, 0, 1);
-            push_bytes(self.l, s);
-            raw_set_field(self.l, -2, "ok");
-        }
-    }
-    fn error(&mut self, e: &[u8]) {
-        unsafe { push_error_table(self.l, &[b"-", e].concat()) }
-    }
-    fn null(&mut self) {
-        unsafe {
-            if self.resp == 2 {
-                lua_pushboolean(self.l, 0);
-            } else {
-                lua_pushnil(self.l);
-            }
-        }
-    }
-    fn double(&mut self, d: f64) {
-        unsafe {
-            lua_createtable(self.l, 0, 1);
-            lua_pushnumber(self.l, d);
-            raw_set_field(self.l, -2, "double");
-        }
-    }
-    fn boolean(&mut self, b: bool) {
-        unsafe { lua_pushboolean(self.l, b as c_int) }
-    }
-    fn big_number(&mut self, digits: &[u8]) {
-        unsafe {
-            lua_createtable(self.l, 0, 1);
-            push_bytes(self.l, digits);
-            raw_set_field(self.l, -2, "big_number");
-        }
-    }
-    fn verbatim(&mut self, format: &[u8], text: &[u8]) {
-        unsafe {
-            lua_createtable(self.l, 0, 1);
-            lua_createtable(self.l, 0, 2);
-            push_bytes(self.l, format);
-            raw_set_field(self.l, -2, "format");
-            push_bytes(self.l, text);
-            raw_set_field(self.l, -2, "string");
-            raw_set_field(self.l, -2, "verbatim_string");
-        }
-    }
-    fn begin(&mut self, kind: Aggregate, len: usize) {
-        unsafe {
-            lua_checkstack(self.l, 4);
-            match kind {
-                Aggregate::Array => lua_createtable(self.l, len as c_int, 0),
-                Aggregate::Map | Aggregate::Set => {
-                    lua_createtable(self.l, 0, 1);
-                    lua_createtable(self.l, 0, len as c_int);
-                }
-            }
-        }
-    }
-    fn item(&mut self, kind: Aggregate, index: usize) {
-        unsafe {
-            match kind {
-                Aggregate::Array => lua_rawseti(self.l, -2, index as c_int + 1),
-                Aggregate::Map => lua_rawset(self.l, -3),
-                Aggregate::Set => {
-                    lua_pushboolean(self.l, 1);
-                    lua_rawset(self.l, -3);
-                }
-            }
-        }
-    }
-    fn end(&mut self, kind: Aggregate) {
-        unsafe {
-            match kind {
-                Aggregate::Array => {}
-                Aggregate::Map => raw_set_field(self.l, -2, "map"),
-                Aggregate::Set => raw_set_field(self.l, -2, "set"),
-            }
-        }
-    }
-}
+shared::redis_functions!("C", Api);
 
 // ---- load / loadstring ----
 

@@ -146,24 +146,141 @@ pub unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
 }
 
 /// Sets `t[k] = <top>` without metamethods (pops the value).
-pub unsafe fn raw_set_field(l: *mut lua_State, t: c_int, k: &str) {
+pub unsafe fn raw_set_field(l: *mut lua_State, t: c_int, k: impl AsRef<[u8]>) {
     let t = if t < 0 && t > LUA_REGISTRYINDEX {
         t - 1
     } else {
         t
     };
-    push_bytes(l, k.as_bytes());
+    push_bytes(l, k.as_ref());
     lua_insert(l, -2);
     lua_rawset(l, t);
 }
 
+/// Sets each host function of `functions` as the field of its name in the table on top.
+pub unsafe fn set_functions(l: *mut lua_State, functions: &[(&str, HostFn)]) {
+    for &(name, f) in functions {
+        goblin_lua51_push_host_fn(l, f);
+        raw_set_field(l, -2, name);
+    }
+}
+
 /// Pushes `t[k]` without metamethods.
-pub unsafe fn raw_get_field(l: *mut lua_State, t: c_int, k: &str) {
+pub unsafe fn raw_get_field(l: *mut lua_State, t: c_int, k: impl AsRef<[u8]>) {
     let t = if t < 0 && t > LUA_REGISTRYINDEX {
         t - 1
     } else {
         t
     };
-    push_bytes(l, k.as_bytes());
+    push_bytes(l, k.as_ref());
     lua_rawget(l, t);
+}
+
+/// Lua 5.1's side of the C API shape shared with Luau (`shared.rs`).
+pub struct Api;
+
+impl super::shared::CApi for Api {
+    type State = lua_State;
+    const TNIL: c_int = LUA_TNIL;
+    const TNUMBER: c_int = LUA_TNUMBER;
+    const TSTRING: c_int = LUA_TSTRING;
+    const TTABLE: c_int = LUA_TTABLE;
+    const TBOOLEAN: c_int = LUA_TBOOLEAN;
+    const TFUNCTION: c_int = LUA_TFUNCTION;
+
+    unsafe fn type_of(l: *mut lua_State, idx: c_int) -> c_int {
+        lua_type(l, idx)
+    }
+    unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+        to_bytes(l, idx)
+    }
+    unsafe fn to_number(l: *mut lua_State, idx: c_int) -> f64 {
+        lua_tonumber(l, idx)
+    }
+    unsafe fn to_boolean(l: *mut lua_State, idx: c_int) -> bool {
+        lua_toboolean(l, idx) != 0
+    }
+    unsafe fn check_stack(l: *mut lua_State, n: c_int) -> bool {
+        lua_checkstack(l, n) != 0
+    }
+    unsafe fn reserve_stack(l: *mut lua_State, n: c_int) {
+        lua_checkstack(l, n);
+    }
+    unsafe fn raw_get_field(l: *mut lua_State, idx: c_int, name: &std::ffi::CStr) -> c_int {
+        raw_get_field(l, idx, name.to_bytes());
+        lua_type(l, -1)
+    }
+    unsafe fn raw_set_field(l: *mut lua_State, idx: c_int, name: &std::ffi::CStr) {
+        raw_set_field(l, idx, name.to_bytes())
+    }
+    unsafe fn raw_get_index(l: *mut lua_State, idx: c_int, n: c_int) -> c_int {
+        lua_rawgeti(l, idx, n);
+        lua_type(l, -1)
+    }
+    unsafe fn raw_set_index(l: *mut lua_State, idx: c_int, n: c_int) {
+        lua_rawseti(l, idx, n)
+    }
+    unsafe fn raw_set(l: *mut lua_State, idx: c_int) {
+        lua_rawset(l, idx)
+    }
+    unsafe fn next(l: *mut lua_State, idx: c_int) -> c_int {
+        lua_next(l, idx)
+    }
+    unsafe fn pop(l: *mut lua_State, n: c_int) {
+        lua_pop(l, n)
+    }
+    unsafe fn push_nil(l: *mut lua_State) {
+        lua_pushnil(l)
+    }
+    unsafe fn push_value(l: *mut lua_State, idx: c_int) {
+        lua_pushvalue(l, idx)
+    }
+    unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
+        push_bytes(l, b)
+    }
+    unsafe fn push_number(l: *mut lua_State, n: f64) {
+        lua_pushnumber(l, n)
+    }
+    unsafe fn push_boolean(l: *mut lua_State, b: bool) {
+        lua_pushboolean(l, b as c_int)
+    }
+    unsafe fn create_table(l: *mut lua_State, narr: c_int, nrec: c_int) {
+        lua_createtable(l, narr, nrec)
+    }
+    unsafe fn make_ref(l: *mut lua_State, idx: c_int) -> c_int {
+        lua_pushvalue(l, idx);
+        luaL_ref(l, LUA_REGISTRYINDEX)
+    }
+    unsafe fn unref(l: *mut lua_State, r: c_int) {
+        luaL_unref(l, LUA_REGISTRYINDEX, r)
+    }
+    unsafe fn top(l: *mut lua_State) -> c_int {
+        lua_gettop(l)
+    }
+    unsafe fn set_top(l: *mut lua_State, idx: c_int) {
+        lua_settop(l, idx)
+    }
+    unsafe fn replace(l: *mut lua_State, idx: c_int) {
+        lua_replace(l, idx)
+    }
+    unsafe fn arg_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+        // Lua 5.1's `lua_tolstring` gives a number's text (converting the slot in place).
+        to_bytes(l, idx)
+    }
+    unsafe fn current<'a>() -> Option<&'a mut crate::script::Run<'a, 'a>> {
+        super::current()
+    }
+    unsafe fn push_error_table(l: *mut lua_State, text: &[u8]) {
+        super::api::push_error_table(l, text)
+    }
+    unsafe fn push_raised_table(l: *mut lua_State, text: &[u8]) {
+        super::api::push_error_table(l, text)
+    }
+    unsafe fn push_where(l: *mut lua_State, level: c_int) {
+        goblin_lua51_where(l, level)
+    }
+    unsafe fn raise_top(_l: *mut lua_State) -> c_int {
+        // The C trampoline raises it once the host function has returned.
+        -1
+    }
 }

@@ -8,7 +8,8 @@
 //! - the sandboxed globals of EVAL (without KEYS/ARGV: a function gets `keys` and `args` as its
 //!   arguments) whenever a function runs.
 //!
-//! Each registered callback is a registry reference, kept per library (`Functions::libs`).
+//! Each registered callback is a registry reference, kept per library (`Functions::libs`);
+//! `redis.register_function` reads its arguments as Luau's does (`shared::register_function`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -17,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use super::api;
 use super::ffi::*;
-use super::{push_array, Lua};
+use super::shared::{self, push_array};
+use super::Lua;
 use crate::resp::parser::Args;
-use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
+use crate::script::function::{LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
 use crate::script::Run;
 
 /// The functions' VM and the callbacks of each library.
@@ -32,7 +34,7 @@ pub(super) struct Functions {
 }
 
 /// What the loading run registered so far.
-type Loading = crate::script::function::Loading<c_int>;
+type Loading = shared::Loading;
 
 thread_local! {
     /// Set while a library's code runs: `redis.register_function` adds to it.
@@ -52,20 +54,9 @@ impl Functions {
             lua_newtable(l);
             goblin_lua51_push_host_fn(l, register_function);
             raw_set_field(l, -2, "register_function");
-            goblin_lua51_push_host_fn(l, api::log);
+            goblin_lua51_push_host_fn(l, api::redis_fns::log);
             raw_set_field(l, -2, "log");
-            for (name, level) in [
-                ("LOG_DEBUG", 0.0),
-                ("LOG_VERBOSE", 1.0),
-                ("LOG_NOTICE", 2.0),
-                ("LOG_WARNING", 3.0),
-                ("REDIS_VERSION_NUM", api::redis_version_num() as f64),
-            ] {
-                lua_pushnumber(l, level);
-                raw_set_field(l, -2, name);
-            }
-            push_bytes(l, crate::config::REDIS_VERSION.as_bytes());
-            raw_set_field(l, -2, "REDIS_VERSION");
+            super::shared::set_constants::<Api>(l, false);
             lock_with_error_metatable(l);
             raw_set_field(l, -2, "redis");
             lock_with_error_metatable(l);
@@ -134,20 +125,10 @@ pub(super) fn load(lua: &mut Lua, lib: LibId, code: &[u8]) -> Result<Vec<Registe
     // SAFETY: the chunk runs protected; the stack is restored on every path; host functions see
     // LOADING only during the call.
     unsafe {
-        let st = luaL_loadbuffer(
-            l,
-            code.as_ptr() as *const _,
-            code.len(),
-            c"@user_function".as_ptr(),
-        );
-        if st != 0 {
-            let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+        if let Err((_, msg)) = super::load_chunk(l, code, c"@user_function") {
             lua_settop(l, 0);
             f.vm.mem.refused = false;
-            return Err(format!(
-                "Error compiling function: {}",
-                msg.unwrap_or_default()
-            ));
+            return Err(format!("Error compiling function: {msg}"));
         }
         f.switch_globals(f.load_api);
         LOADING.with(|c| *c.borrow_mut() = Some(Loading::default()));
@@ -202,11 +183,11 @@ unsafe fn error_text(l: *mut lua_State) -> String {
 /// tables as its arguments, under the error handler, the hook and the memory limit of EVAL.
 pub(super) fn call(lua: &mut Lua, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
     let Some(f) = lua.functions.as_mut() else {
-        run.ctx.out.error("ERR Function not found");
+        run.out().error("ERR Function not found");
         return;
     };
     let Some(&func) = f.libs.get(&lib).and_then(|c| c.get(index)) else {
-        run.ctx.out.error("ERR Function not found");
+        run.out().error("ERR Function not found");
         return;
     };
     let l = f.vm.l;
@@ -214,8 +195,8 @@ pub(super) fn call(lua: &mut Lua, run: &mut Run, lib: LibId, index: usize, keys:
     unsafe {
         lua_rawgeti(l, LUA_REGISTRYINDEX, f.vm.err_handler);
         lua_rawgeti(l, LUA_REGISTRYINDEX, func);
-        push_array(l, keys);
-        push_array(l, args);
+        push_array::<Api>(l, keys);
+        push_array::<Api>(l, args);
         f.vm.invoke(run, 2);
     }
 }
@@ -242,159 +223,7 @@ pub(super) unsafe fn load_hook(l: *mut lua_State) -> c_int {
     }
 }
 
-/// A string argument as Redis's `luaGetStringSds` takes it: a string, or a number's text.
-unsafe fn string_arg(l: *mut lua_State, idx: c_int) -> Option<Vec<u8>> {
-    match lua_type(l, idx) {
-        LUA_TSTRING => to_bytes(l, idx).map(<[u8]>::to_vec),
-        LUA_TNUMBER => {
-            // Converted on a copy: the original may be a key `lua_next` still needs.
-            lua_pushvalue(l, idx);
-            let s = to_bytes(l, -1).map(<[u8]>::to_vec);
-            lua_pop(l, 1);
-            s
-        }
-        _ => None,
-    }
-}
-
-/// `redis.register_function(name, callback)` and `redis.register_function{function_name=...,
-/// callback=..., flags={...}, description=...}` (Redis's `luaRegisterFunction`, errors included).
+/// `redis.register_function` (see `shared::register_function`).
 unsafe extern "C" fn register_function(l: *mut lua_State) -> c_int {
-    let registered = LOADING.with(|c| match c.borrow_mut().as_mut() {
-        None => Err("redis.register_function can only be called on FUNCTION LOAD command".into()),
-        Some(loading) => read_registration(l, loading),
-    });
-    match registered {
-        Ok(()) => 0,
-        Err(msg) => {
-            api::push_error_table(l, format!("ERR {msg}").as_bytes());
-            -1
-        }
-    }
-}
-
-unsafe fn read_registration(l: *mut lua_State, loading: &mut Loading) -> Result<(), String> {
-    let argc = lua_gettop(l);
-    if !(1..=2).contains(&argc) {
-        return Err("wrong number of arguments to redis.register_function".into());
-    }
-    let (mut name, mut description, mut callback, mut flags) = (None, None, None, 0u32);
-    let read = if argc == 2 {
-        positional(l, &mut name, &mut callback)
-    } else {
-        named(l, &mut name, &mut description, &mut callback, &mut flags)
-    };
-    let checked = read.and_then(|()| {
-        let name = name.ok_or("redis.register_function must get a function name argument")?;
-        callback.ok_or("redis.register_function must get a callback argument")?;
-        loading.check(&name)
-    });
-    match checked {
-        Ok(name) => {
-            loading.push(
-                name,
-                description,
-                flags,
-                callback.expect("the callback was checked above"),
-            );
-            Ok(())
-        }
-        Err(e) => {
-            if let Some(r) = callback {
-                luaL_unref(l, LUA_REGISTRYINDEX, r);
-            }
-            Err(e)
-        }
-    }
-}
-
-unsafe fn positional(
-    l: *mut lua_State,
-    name: &mut Option<Vec<u8>>,
-    callback: &mut Option<c_int>,
-) -> Result<(), String> {
-    *name =
-        Some(string_arg(l, 1).ok_or("first argument to redis.register_function must be a string")?);
-    if lua_type(l, 2) != LUA_TFUNCTION {
-        return Err("second argument to redis.register_function must be a function".into());
-    }
-    lua_pushvalue(l, 2);
-    *callback = Some(luaL_ref(l, LUA_REGISTRYINDEX));
-    Ok(())
-}
-
-unsafe fn named(
-    l: *mut lua_State,
-    name: &mut Option<Vec<u8>>,
-    description: &mut Option<Vec<u8>>,
-    callback: &mut Option<c_int>,
-    flags: &mut u32,
-) -> Result<(), String> {
-    if lua_type(l, 1) != LUA_TTABLE {
-        return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).".into());
-    }
-    lua_pushnil(l);
-    while lua_next(l, 1) != 0 {
-        let key = match lua_type(l, -2) {
-            LUA_TSTRING => to_bytes(l, -2).unwrap_or_default().to_ascii_lowercase(),
-            // A number key is a string to Lua, but never an argument's name.
-            LUA_TNUMBER => Vec::new(),
-            _ => {
-                return Err(
-                    "named argument key given to redis.register_function is not a string".into(),
-                )
-            }
-        };
-        match &key[..] {
-            b"function_name" => {
-                *name = Some(string_arg(l, -1).ok_or(
-                    "function_name argument given to redis.register_function must be a string",
-                )?);
-            }
-            b"description" => {
-                *description = Some(string_arg(l, -1).ok_or(
-                    "description argument given to redis.register_function must be a string",
-                )?);
-            }
-            b"callback" => {
-                if lua_type(l, -1) != LUA_TFUNCTION {
-                    return Err(
-                        "callback argument given to redis.register_function must be a function"
-                            .into(),
-                    );
-                }
-                if let Some(old) = callback.take() {
-                    luaL_unref(l, LUA_REGISTRYINDEX, old);
-                }
-                lua_pushvalue(l, -1);
-                *callback = Some(luaL_ref(l, LUA_REGISTRYINDEX));
-            }
-            b"flags" => {
-                if lua_type(l, -1) != LUA_TTABLE {
-                    return Err("flags argument to redis.register_function must be a table representing function flags".into());
-                }
-                *flags = read_flags(l)?;
-            }
-            _ => return Err("unknown argument given to redis.register_function".into()),
-        }
-        lua_pop(l, 1);
-    }
-    Ok(())
-}
-
-/// The array of flag names on top (Redis's `luaRegisterFunctionReadFlags`).
-unsafe fn read_flags(l: *mut lua_State) -> Result<u32, String> {
-    let mut flags = 0;
-    for j in 1.. {
-        lua_rawgeti(l, -1, j);
-        let t = lua_type(l, -1);
-        if t == LUA_TNIL {
-            lua_pop(l, 1);
-            break;
-        }
-        let flag = string_arg(l, -1);
-        lua_pop(l, 1);
-        flags |= parse_flag(&flag.ok_or("unknown flag given")?)?;
-    }
-    Ok(flags)
+    shared::register_function::<Api>(l, &LOADING)
 }

@@ -1,6 +1,6 @@
-//! The Lua side of the `cjson`, `cmsgpack` and `struct` libraries: the codecs themselves are
-//! engine-neutral Rust (`script::codec`); this file converts Lua values to and from their value
-//! graph, registers the functions, and raises their errors as the C modules did.
+//! The Lua side of the `cjson`, `cmsgpack` and `struct` libraries: the codecs themselves are pure
+//! Rust over a value graph (`codec/`); this file converts Lua values to and from that graph,
+//! registers the functions, and raises their errors as the C modules did.
 //!
 //! Conversions never recurse on the native stack: tables are collected breadth-first through a
 //! scratch Lua table, each distinct table once (so shared and cyclic tables keep their identity and
@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
+use super::codec::cjson::{self, CjsonConfig};
+use super::codec::{cmsgpack, lstruct, Graph, LuaErr, SValue};
 use super::ffi::*;
-use crate::script::codec::cjson::{self, CjsonConfig};
-use crate::script::codec::{cmsgpack, lstruct, Graph, LuaErr, SValue};
 
 /// Registers `cjson`, `cmsgpack` and `struct` as globals. Returns the `cjson` module's
 /// configuration (SCRIPT FLUSH resets it, as Redis's new VM would).
@@ -20,15 +20,15 @@ pub(super) unsafe fn register(l: *mut lua_State) -> *mut CjsonConfig {
     raw_set_field(l, LUA_GLOBALSINDEX, "cjson");
 
     lua_newtable(l);
-    for (name, f) in [
-        ("pack", msgpack_pack as HostFn),
-        ("unpack", msgpack_unpack),
-        ("unpack_one", msgpack_unpack_one),
-        ("unpack_limit", msgpack_unpack_limit),
-    ] {
-        goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
-    }
+    set_functions(
+        l,
+        &[
+            ("pack", msgpack_pack),
+            ("unpack", msgpack_unpack),
+            ("unpack_one", msgpack_unpack_one),
+            ("unpack_limit", msgpack_unpack_limit),
+        ],
+    );
     for (name, v) in [
         ("_NAME", "cmsgpack"),
         ("_VERSION", "lua-cmsgpack 0.4.0"),
@@ -41,14 +41,14 @@ pub(super) unsafe fn register(l: *mut lua_State) -> *mut CjsonConfig {
     raw_set_field(l, LUA_GLOBALSINDEX, "cmsgpack");
 
     lua_newtable(l);
-    for (name, f) in [
-        ("pack", struct_pack as HostFn),
-        ("unpack", struct_unpack),
-        ("size", struct_size),
-    ] {
-        goblin_lua51_push_host_fn(l, f);
-        raw_set_field(l, -2, name);
-    }
+    set_functions(
+        l,
+        &[
+            ("pack", struct_pack),
+            ("unpack", struct_unpack),
+            ("size", struct_size),
+        ],
+    );
     raw_set_field(l, LUA_GLOBALSINDEX, "struct");
     cfg
 }
@@ -259,8 +259,8 @@ unsafe extern "C" fn cjson_decode(l: *mut lua_State) -> c_int {
         if a.len() != 1 {
             return Err(LuaErr::Arg(1, b"expected 1 argument".to_vec()));
         }
-        let Some(text) = crate::script::codec::lua_tostring(&a[0]) else {
-            let got = crate::script::codec::type_name(&a[0]);
+        let Some(text) = super::codec::lua_tostring(&a[0]) else {
+            let got = super::codec::type_name(&a[0]);
             return Err(LuaErr::Arg(
                 1,
                 format!("string expected, got {got}").into_bytes(),

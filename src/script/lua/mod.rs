@@ -22,17 +22,27 @@
 //! functions (a backtracking pattern, `table.sort`...) ask the same every so many steps of their
 //! work (our patch, `vendor/lua51/`). Host functions (`redis.call` and friends, `api.rs`) find the
 //! current `Run` through `CURRENT`.
+//!
+//! # Layout
+//! `ffi.rs` is the binding; `api.rs` the `redis` table, `bit` and `math.random`; `libs.rs` the glue
+//! of the `cjson`, `cmsgpack` and `struct` libraries, whose codecs are pure Rust in `codec/`;
+//! `functions.rs` Redis Functions. `shared.rs` holds what this engine and Luau (`script::luau`)
+//! share, generic over their common C API shape: the result's conversion into the reply, command
+//! replies into Lua values, and the `redis` table's functions.
 
 mod api;
+pub mod codec;
 mod ffi;
 mod functions;
 mod libs;
+pub(crate) mod shared;
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::ptr;
 
 use self::ffi::*;
+use self::shared::push_array;
 use super::cache::{ScriptCache, Sha};
 use super::{Engine, EngineId, Run, Sink, Stop};
 use crate::resp::parser::Args;
@@ -103,7 +113,7 @@ pub struct Lua {
     keys_table: c_int,
     argv_table: c_int,
     /// The `cjson` module's settings (a userdata the module's functions hold).
-    cjson_config: *mut crate::script::codec::cjson::CjsonConfig,
+    cjson_config: *mut codec::cjson::CjsonConfig,
     /// The VM of function libraries (`functions.rs`), started by the first FUNCTION LOAD.
     functions: Option<Box<functions::Functions>>,
 }
@@ -248,6 +258,18 @@ impl Lua {
     }
 }
 
+/// Compiles `code` as chunk `name`, leaving its function on the stack; on error pops the message
+/// and returns it with the status.
+unsafe fn load_chunk(l: *mut lua_State, code: &[u8], name: &CStr) -> Result<(), (c_int, String)> {
+    let st = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
+    if st == 0 {
+        return Ok(());
+    }
+    let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
+    lua_pop(l, 1);
+    Err((st, msg.unwrap_or_default()))
+}
+
 unsafe fn run_prelude(l: *mut lua_State) {
     let st = luaL_loadbuffer(
         l,
@@ -305,15 +327,6 @@ unsafe fn sandbox(l: *mut lua_State) {
     lua_pop(l, 1);
 }
 
-/// Pushes `args` as a Lua array of strings.
-unsafe fn push_array(l: *mut lua_State, args: Args) {
-    lua_createtable(l, args.len() as c_int, 0);
-    for (i, a) in args.iter().enumerate() {
-        push_bytes(l, a);
-        lua_rawseti(l, -2, i as c_int + 1);
-    }
-}
-
 /// Fills the table behind registry reference `slot` with `args` — a new table, set as global
 /// `name`, when the last one can't be reused (see `goblin_lua51_reset_array`).
 unsafe fn refill_global_array(l: *mut lua_State, slot: &mut c_int, args: Args, name: &str) {
@@ -329,7 +342,7 @@ unsafe fn refill_global_array(l: *mut lua_State, slot: &mut c_int, args: Args, n
     }
     lua_pop(l, 1);
     luaL_unref(l, LUA_REGISTRYINDEX, *slot);
-    push_array(l, args);
+    push_array::<Api>(l, args);
     lua_pushvalue(l, -1);
     *slot = luaL_ref(l, LUA_REGISTRYINDEX);
     set_global_unlocked(l, name);
@@ -346,18 +359,12 @@ unsafe fn set_global_unlocked(l: *mut lua_State, name: &str) {
 }
 
 impl Engine for Lua {
-    fn id(&self) -> EngineId {
-        EngineId::Lua
-    }
+    super::cache::engine_methods!(Lua);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Lua, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Lua, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let l = self.l;
         // A shebang line stays in the source as a comment, so line numbers match the body's.
         let mut src;
@@ -372,23 +379,12 @@ impl Engine for Lua {
         };
         // SAFETY: compiling leaves either the function or an error message on the stack.
         unsafe {
-            let st = luaL_loadbuffer(
-                l,
-                code.as_ptr() as *const _,
-                code.len(),
-                c"@user_script".as_ptr(),
-            );
-            if st != 0 {
-                let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
-                lua_pop(l, 1);
+            if let Err((st, msg)) = load_chunk(l, code, c"@user_script") {
                 if st == LUA_ERRMEM {
                     self.mem.refused = false;
                     return Err("ERR Error compiling script: not enough memory".into());
                 }
-                return Err(format!(
-                    "ERR Error compiling script (new function): {}",
-                    msg.unwrap_or_default()
-                ));
+                return Err(format!("ERR Error compiling script (new function): {msg}"));
             }
             let r = luaL_ref(l, LUA_REGISTRYINDEX);
             for gone in self.cache.insert(*sha, r, flags, body.len(), pinned) {
@@ -396,10 +392,6 @@ impl Engine for Lua {
             }
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -431,10 +423,6 @@ impl Engine for Lua {
 
     fn memory(&self) -> usize {
         self.mem.used
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(
@@ -483,7 +471,7 @@ impl Lua {
     /// scripts and FCALL's functions alike). Leaves the stack empty.
     unsafe fn invoke(&mut self, run: &mut Run, nargs: c_int) {
         // CONFIG SET lua-memory-limit takes effect from the next call.
-        self.mem.limit = run.ctx.srv.config.lua_memory_limit as usize;
+        self.mem.limit = run.config().lua_memory_limit as usize;
         let l = self.l;
         // Host functions reach `run` through CURRENT only while `lua_pcall` runs, and `run` is
         // not used here meanwhile.
@@ -494,15 +482,15 @@ impl Lua {
         CURRENT.with(|c| c.set(ptr::null_mut()));
         // What the error texts call the script: its sha, or the function's name (FCALL). Only
         // error replies need it.
-        let sha = run.sha;
-        let function = run.ctx.srv.script_running.function.as_deref();
-        let name = || function.unwrap_or_else(|| std::str::from_utf8(&sha).unwrap_or_default());
-        let mut sink = Sink::new(run.ctx.out);
+        let resp = run.resp;
+        let (out, function, sha) = run.out_and_names();
+        let name = || function.unwrap_or(sha);
+        let mut sink = Sink::new(out);
         if st == 0 {
-            reply(l, &mut sink, run.resp);
+            shared::reply::<Api>(l, &mut sink, resp);
         } else if st == LUA_ERRMEM || self.mem.refused {
             self.mem.refused = false;
-            sink.out.error(&format!(
+            sink.error_message(&format!(
                 "ERR Out of memory running script (lua-memory-limit is {} bytes) script: {}",
                 self.mem.limit,
                 name()
@@ -541,163 +529,23 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str) {
         lua_pop(l, 1);
         let msg = String::from_utf8_lossy(msg.as_deref().unwrap_or(b"ERR unknown error"));
         match (source, line) {
-            (Some(s), Some(n)) => sink.out.error(&format!(
+            (Some(s), Some(n)) => sink.error_message(&format!(
                 "{} script: {}, on {}:{}.",
                 msg.trim_end_matches(['\r', '\n']),
                 sha,
                 String::from_utf8_lossy(&s),
                 String::from_utf8_lossy(&n)
             )),
-            _ => sink.out.error(&msg),
+            _ => sink.error_message(&msg),
         }
     } else {
         let msg = to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned());
-        sink.out.error(&format!(
+        sink.error_message(&format!(
             "ERR Error running script (call to f_{}): @user_script: {}",
             sha,
             msg.unwrap_or_default()
         ));
     }
-}
-
-/// Converts the Lua value on top of the stack into the reply (Redis's `luaReplyToRedisReply`).
-unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    match lua_type(l, -1) {
-        LUA_TSTRING => sink.out.bulk(to_bytes(l, -1).unwrap_or_default()),
-        LUA_TBOOLEAN => {
-            let b = lua_toboolean(l, -1) != 0;
-            if resp == 2 {
-                if b {
-                    sink.out.int(1);
-                } else {
-                    sink.out.null();
-                }
-            } else {
-                sink.out.bool(b);
-            }
-        }
-        // Redis replies what C's `(long long)` cast gives (NaN and out-of-range: LLONG_MIN).
-        LUA_TNUMBER => sink
-            .out
-            .int(crate::script::codec::cast_i64(lua_tonumber(l, -1))),
-        LUA_TTABLE => table_reply(l, sink, resp),
-        _ => sink.out.null(),
-    }
-}
-
-unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    if lua_checkstack(l, 4) == 0 || !sink.enter() {
-        if lua_checkstack(l, 4) == 0 {
-            sink.out.error("ERR reached lua stack limit");
-        }
-        return;
-    }
-    // Field checks in Redis's order: err, ok, double, big_number, map, set, verbatim_string.
-    raw_get_field(l, -1, "err");
-    if lua_type(l, -1) == LUA_TSTRING {
-        let e = to_bytes(l, -1).unwrap_or_default().to_vec();
-        lua_pop(l, 1);
-        sink.error(&e);
-        sink.leave();
-        return;
-    }
-    lua_pop(l, 1);
-    raw_get_field(l, -1, "ok");
-    if lua_type(l, -1) == LUA_TSTRING {
-        sink.status(to_bytes(l, -1).unwrap_or_default());
-        lua_pop(l, 1);
-        sink.leave();
-        return;
-    }
-    lua_pop(l, 1);
-    if resp3_table(l, sink) {
-        sink.leave();
-        return;
-    }
-    // An array up to the first nil.
-    let mut n = 0;
-    loop {
-        lua_rawgeti(l, -1, n + 1);
-        let t = lua_type(l, -1);
-        lua_pop(l, 1);
-        if t == LUA_TNIL {
-            break;
-        }
-        n += 1;
-    }
-    sink.out.array(n as usize);
-    for i in 1..=n {
-        lua_rawgeti(l, -1, i);
-        reply(l, sink, resp);
-        lua_pop(l, 1);
-    }
-    sink.leave();
-}
-
-/// The RESP3 table forms (`{double=}`, `{map=}`, ...), honoured whatever the script's protocol (the
-/// reply builder downgrades them for RESP2 clients, as Redis does); false if none of them.
-unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
-    raw_get_field(l, -1, "double");
-    if lua_type(l, -1) == LUA_TNUMBER {
-        sink.out.double(lua_tonumber(l, -1));
-        lua_pop(l, 1);
-        return true;
-    }
-    lua_pop(l, 1);
-    raw_get_field(l, -1, "big_number");
-    if lua_type(l, -1) == LUA_TSTRING {
-        let digits = to_bytes(l, -1).unwrap_or_default().to_vec();
-        lua_pop(l, 1);
-        sink.big_number(&digits);
-        return true;
-    }
-    lua_pop(l, 1);
-    for kind in ["map", "set"] {
-        raw_get_field(l, -1, kind);
-        if lua_type(l, -1) == LUA_TTABLE {
-            let mut n = 0;
-            lua_pushnil(l);
-            while lua_next(l, -2) != 0 {
-                lua_pop(l, 1);
-                n += 1;
-            }
-            if kind == "map" {
-                sink.out.map(n);
-            } else {
-                sink.out.set(n);
-            }
-            lua_pushnil(l);
-            while lua_next(l, -2) != 0 {
-                lua_pushvalue(l, -2);
-                reply(l, sink, 3);
-                lua_pop(l, 1);
-                if kind == "map" {
-                    reply(l, sink, 3);
-                }
-                lua_pop(l, 1);
-            }
-            lua_pop(l, 1);
-            return true;
-        }
-        lua_pop(l, 1);
-    }
-    raw_get_field(l, -1, "verbatim_string");
-    if lua_type(l, -1) == LUA_TTABLE {
-        raw_get_field(l, -1, "format");
-        let format = to_bytes(l, -1).map(|b| b.to_vec());
-        lua_pop(l, 1);
-        raw_get_field(l, -1, "string");
-        let text = to_bytes(l, -1).map(|b| b.to_vec());
-        lua_pop(l, 1);
-        lua_pop(l, 1);
-        if let (Some(f), Some(t)) = (format, text) {
-            sink.verbatim(&f, &t);
-            return true;
-        }
-        return false;
-    }
-    lua_pop(l, 1);
-    false
 }
 
 /// The instruction-count hook's question (see `vendor/lua51/glue.c`).

@@ -6,7 +6,8 @@
 //! exists then). The loading run is stopped after `LOAD_TIMEOUT_MS` by the interrupt.
 //!
 //! Each callback is a registry reference, kept per library; FCALL runs one through the same
-//! trampoline as EVAL runs a chunk, with `keys` and `args` as its two arguments.
+//! trampoline as EVAL runs a chunk, with `keys` and `args` as its two arguments. Registration reads
+//! its arguments as the Lua engine's does (`script::lua::shared::register_function`).
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
@@ -15,10 +16,11 @@ use std::time::{Duration, Instant};
 use mlua::ffi::{self, lua_State};
 
 use super::{to_bytes, Luau};
-use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
+use crate::script::function::{LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
+use crate::script::lua::shared;
 
 /// What the loading run registered so far.
-type Loading = crate::script::function::Loading<c_int>;
+type Loading = shared::Loading;
 
 thread_local! {
     static LOADING: RefCell<Option<Loading>> = const { RefCell::new(None) };
@@ -30,11 +32,7 @@ const CHUNK_NAME: &std::ffi::CStr = c"@user_function";
 
 /// `Engine::load_library` for Luau.
 pub(super) fn load(luau: &mut Luau, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
-    let mut options = ffi::lua_CompileOptions::default();
-    options.optimizationLevel = 2;
-    options.debugLevel = 1;
-    // SAFETY: the compiler only reads the source.
-    let bytecode = unsafe { ffi::luau_compile(code, options) };
+    let bytecode = super::compile(code);
     let mut outcome: Result<(), String> = Ok(());
     LOADING.with(|c| *c.borrow_mut() = Some(Loading::default()));
     LOAD_DEADLINE.with(|d| {
@@ -45,15 +43,7 @@ pub(super) fn load(luau: &mut Luau, lib: LibId, code: &[u8]) -> Result<Vec<Regis
     // SAFETY: loading and the run happen protected by `exec_raw`, with a balanced stack.
     let protected = unsafe {
         luau.lua.exec_raw::<()>((), |l| {
-            let st = ffi::luau_load(
-                l,
-                CHUNK_NAME.as_ptr(),
-                bytecode.as_ptr() as *const _,
-                bytecode.len(),
-                0,
-            );
-            if st != 0 {
-                let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default());
+            if let Err(msg) = super::load_bytecode(l, &bytecode, CHUNK_NAME) {
                 outcome = Err(format!("Error compiling function: {msg}"));
             } else if ffi::lua_pcall(l, 0, 0, 0) != ffi::LUA_OK {
                 outcome = Err(format!("Error registering functions: {}", error_text(l)));
@@ -116,145 +106,8 @@ pub(super) fn load_timed_out() -> bool {
 
 pub(super) const TIMEOUT_ERROR: &str = LOAD_TIMEOUT_ERROR;
 
-/// `redis.register_function` (the same forms and errors as Redis's Lua `luaRegisterFunction`).
+/// `redis.register_function` (see `script::lua::shared::register_function`).
 pub(super) unsafe extern "C-unwind" fn register_function(l: *mut lua_State) -> c_int {
-    let registered = LOADING.with(|c| match c.borrow_mut().as_mut() {
-        None => Err("redis.register_function can only be called on FUNCTION LOAD command".into()),
-        // SAFETY: reading the arguments of this call.
-        Some(loading) => unsafe { read_registration(l, loading) },
-    });
-    match registered {
-        Ok(()) => 0,
-        // SAFETY: raising from a C function of the VM.
-        Err(msg) => unsafe { super::api::raise(l, &msg) },
-    }
-}
-
-/// A string argument: a string, or a number's text (converted on a copy of the value).
-unsafe fn string_arg(l: *mut lua_State, idx: c_int) -> Option<Vec<u8>> {
-    unsafe {
-        match ffi::lua_type(l, idx) {
-            ffi::LUA_TSTRING => to_bytes(l, idx).map(<[u8]>::to_vec),
-            ffi::LUA_TNUMBER => {
-                ffi::lua_pushvalue(l, idx);
-                let mut len = 0;
-                let p = ffi::lua_tolstring(l, -1, &mut len);
-                let s = std::slice::from_raw_parts(p as *const u8, len).to_vec();
-                ffi::lua_settop(l, -2);
-                Some(s)
-            }
-            _ => None,
-        }
-    }
-}
-
-unsafe fn read_registration(l: *mut lua_State, loading: &mut Loading) -> Result<(), String> {
-    unsafe {
-        let argc = ffi::lua_gettop(l);
-        let (mut name, mut description, mut callback, mut flags) = (None, None, None, 0u32);
-        let read = match argc {
-            2 => match string_arg(l, 1) {
-                None => Err("first argument to redis.register_function must be a string".into()),
-                Some(_) if ffi::lua_type(l, 2) != ffi::LUA_TFUNCTION => {
-                    Err("second argument to redis.register_function must be a function".into())
-                }
-                Some(n) => {
-                    name = Some(n);
-                    callback = Some(ffi::lua_ref(l, 2));
-                    Ok(())
-                }
-            },
-            1 => named(l, &mut name, &mut description, &mut callback, &mut flags),
-            _ => Err("wrong number of arguments to redis.register_function".into()),
-        };
-        let checked = read.and_then(|()| {
-            let name = name.ok_or("redis.register_function must get a function name argument")?;
-            callback.ok_or("redis.register_function must get a callback argument")?;
-            loading.check(&name)
-        });
-        match checked {
-            Ok(name) => {
-                loading.push(
-                    name,
-                    description,
-                    flags,
-                    callback.expect("the callback was checked above"),
-                );
-                Ok(())
-            }
-            Err(e) => {
-                if let Some(r) = callback {
-                    ffi::lua_unref(l, r);
-                }
-                Err(e)
-            }
-        }
-    }
-}
-
-unsafe fn named(
-    l: *mut lua_State,
-    name: &mut Option<Vec<u8>>,
-    description: &mut Option<Vec<u8>>,
-    callback: &mut Option<c_int>,
-    flags: &mut u32,
-) -> Result<(), String> {
-    unsafe {
-        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
-            return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).".into());
-        }
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, 1) != 0 {
-            let key = match ffi::lua_type(l, -2) {
-                ffi::LUA_TSTRING => to_bytes(l, -2).unwrap_or_default().to_ascii_lowercase(),
-                ffi::LUA_TNUMBER => Vec::new(),
-                _ => {
-                    return Err(
-                        "named argument key given to redis.register_function is not a string"
-                            .into(),
-                    )
-                }
-            };
-            match &key[..] {
-                b"function_name" => {
-                    *name = Some(string_arg(l, -1).ok_or(
-                        "function_name argument given to redis.register_function must be a string",
-                    )?)
-                }
-                b"description" => {
-                    *description = Some(string_arg(l, -1).ok_or(
-                        "description argument given to redis.register_function must be a string",
-                    )?)
-                }
-                b"callback" => {
-                    if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
-                        return Err(
-                            "callback argument given to redis.register_function must be a function"
-                                .into(),
-                        );
-                    }
-                    if let Some(old) = callback.take() {
-                        ffi::lua_unref(l, old);
-                    }
-                    *callback = Some(ffi::lua_ref(l, -1));
-                }
-                b"flags" => {
-                    if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
-                        return Err("flags argument to redis.register_function must be a table representing function flags".into());
-                    }
-                    let mut j = 1;
-                    while ffi::lua_rawgeti_(l, -1, j) != ffi::LUA_TNIL {
-                        let flag = string_arg(l, -1);
-                        ffi::lua_settop(l, -2);
-                        *flags |= parse_flag(&flag.ok_or("unknown flag given")?)?;
-                        j += 1;
-                    }
-                    ffi::lua_settop(l, -2);
-                }
-                _ => return Err("unknown argument given to redis.register_function".into()),
-            }
-            ffi::lua_settop(l, -2);
-        }
-        Ok(())
-    }
+    // SAFETY: reading the arguments of this call, raising from a C function of the VM.
+    unsafe { shared::register_function::<super::Api>(l, &LOADING) }
 }

@@ -34,17 +34,24 @@
 //! Only the allow-listed globals exist; `_G`, every library table and the string metatable are
 //! read-only (`luaL_sandbox`); reading a missing global is an error; no `os`, `io`, `debug`,
 //! `require`, `loadstring`, `getfenv`/`setfenv`, `print` or `newproxy`.
+//!
+//! # Shared with Lua 5.1
+//! The result's conversion into the reply, command replies into Luau values, argument tables and
+//! the `redis` table's functions are written once for both engines in `script::lua::shared`; this
+//! engine implements its `CApi` (`Api`, below) over `mlua::ffi`, adding Luau's own integer and
+//! buffer values.
 
 mod api;
 mod functions;
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
 use mlua::ffi::{self, lua_State};
 
 use super::cache::{ScriptCache, Sha};
+use super::lua::shared::{self, push_array, CApi};
 use super::{Engine, EngineId, Run, Sink, Stop};
 use crate::resp::parser::Args;
 
@@ -199,6 +206,33 @@ unsafe fn sandbox(l: *mut lua_State) {
     }
 }
 
+/// Compiles Luau source to bytecode, as every chunk is (optimized, with line numbers for errors).
+fn compile(src: &[u8]) -> Vec<u8> {
+    let mut options = ffi::lua_CompileOptions::default();
+    options.optimizationLevel = 2;
+    options.debugLevel = 1;
+    // SAFETY: the compiler only reads the source.
+    unsafe { ffi::luau_compile(src, options) }
+}
+
+/// Loads `bytecode` as chunk `name`: its function on top of the stack, or (also left on the stack)
+/// the error message, returned.
+unsafe fn load_bytecode(l: *mut lua_State, bytecode: &[u8], name: &CStr) -> Result<(), String> {
+    unsafe {
+        let st = ffi::luau_load(
+            l,
+            name.as_ptr(),
+            bytecode.as_ptr() as *const _,
+            bytecode.len(),
+            0,
+        );
+        if st == 0 {
+            return Ok(());
+        }
+        Err(String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned())
+    }
+}
+
 /// What `run` hands the trampoline (as a light userdata).
 struct Frame<'f> {
     run: *mut Run<'f, 'f>,
@@ -213,38 +247,26 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
     unsafe {
         let frame = &mut *(ffi::lua_touserdata(l, 1) as *mut Frame);
         ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, frame.func);
-        push_array(l, frame.keys);
-        push_array(l, frame.argv);
+        push_array::<Api>(l, frame.keys);
+        push_array::<Api>(l, frame.argv);
         let st = ffi::lua_pcall(l, 2, 1, 0);
         KILLED.with(|k| k.set(false));
         // The chunk has returned: no host function holds the `Run` any more.
         let run = &mut *frame.run;
         let resp = run.resp;
-        let sha = run.sha;
         // Error texts name a function by its name and its chunk `user_function`.
-        let function = run.ctx.srv.script_running.function.clone();
-        let (name, chunk) = match function.as_deref() {
+        let (out, function, sha) = run.out_and_names();
+        let (name, chunk) = match function {
             Some(f) => (f, "user_function"),
-            None => (std::str::from_utf8(&sha).unwrap_or_default(), "user_script"),
+            None => (sha, "user_script"),
         };
-        let mut sink = Sink::new(run.ctx.out);
+        let mut sink = Sink::new(out);
         match st {
-            ffi::LUA_OK => reply(l, &mut sink, resp),
+            ffi::LUA_OK => shared::reply::<Api>(l, &mut sink, resp),
             ffi::LUA_ERRMEM => OUT_OF_MEMORY.with(|o| o.set(true)),
             _ => error_reply(l, &mut sink, name, chunk),
         }
         0
-    }
-}
-
-/// Pushes `args` as a Luau array of strings.
-unsafe fn push_array(l: *mut lua_State, args: Args) {
-    unsafe {
-        ffi::lua_createtable(l, args.len() as c_int, 0);
-        for (i, a) in args.iter().enumerate() {
-            push_bytes(l, a);
-            ffi::lua_rawseti_(l, -2, i as c_int + 1);
-        }
     }
 }
 
@@ -311,18 +333,12 @@ unsafe extern "C-unwind" fn interrupt(l: *mut lua_State, gc: c_int) {
 }
 
 impl Engine for Luau {
-    fn id(&self) -> EngineId {
-        EngineId::Luau
-    }
+    super::cache::engine_methods!(Luau);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Luau, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Luau, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let mut src = Vec::with_capacity(CHUNK_PREFIX.len() + body.len());
         src.extend_from_slice(CHUNK_PREFIX);
         src.extend_from_slice(body);
@@ -330,28 +346,12 @@ impl Engine for Luau {
             // The shebang line stays, as a comment.
             src[CHUNK_PREFIX.len()..CHUNK_PREFIX.len() + 2].copy_from_slice(b"--");
         }
-        let mut options = ffi::lua_CompileOptions::default();
-        options.optimizationLevel = 2;
-        options.debugLevel = 1;
-        // SAFETY: the compiler only reads the source.
-        let bytecode = unsafe { ffi::luau_compile(&src, options) };
+        let bytecode = compile(&src);
         let mut loaded: Result<c_int, String> = Err(String::new());
         // SAFETY: `luau_load` runs protected by `exec_raw`; the stack is balanced on both paths.
         let protected = unsafe {
             self.lua.exec_raw::<()>((), |l| {
-                let st = ffi::luau_load(
-                    l,
-                    CHUNK_NAME.as_ptr(),
-                    bytecode.as_ptr() as *const _,
-                    bytecode.len(),
-                    0,
-                );
-                if st == 0 {
-                    loaded = Ok(ffi::lua_ref(l, -1));
-                } else {
-                    let msg = to_bytes(l, -1).unwrap_or_default();
-                    loaded = Err(String::from_utf8_lossy(msg).into_owned());
-                }
+                loaded = load_bytecode(l, &bytecode, CHUNK_NAME).map(|()| ffi::lua_ref(l, -1));
                 ffi::lua_settop(l, -2);
             })
         };
@@ -370,10 +370,6 @@ impl Engine for Luau {
             unsafe { ffi::lua_unref(self.l, gone) };
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -397,10 +393,6 @@ impl Engine for Luau {
         self.lua.used_memory()
     }
 
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
-    }
-
     fn load_library(
         &mut self,
         lib: super::function::LibId,
@@ -419,7 +411,7 @@ impl Engine for Luau {
     ) {
         match self.libs.get(&lib).and_then(|c| c.get(index)) {
             Some(&func) => self.call(run, func, keys, args),
-            None => run.ctx.out.error("ERR Function not found"),
+            None => run.out().error("ERR Function not found"),
         }
     }
 
@@ -452,13 +444,13 @@ impl Luau {
     /// writes its reply.
     fn call(&mut self, run: &mut Run, func: c_int, keys: Args, argv: Args) {
         // CONFIG SET luau-memory-limit takes effect from the next call.
-        let limit = run.ctx.srv.config.luau_memory_limit as usize;
+        let limit = run.config().luau_memory_limit as usize;
         if limit != self.limit {
             self.limit = limit;
             let _ = self.lua.set_memory_limit(limit);
         }
         let l = self.l;
-        let mark = (run.ctx.out.buf.len(), run.ctx.out.errors.len());
+        let mark = (run.out().buf.len(), run.out().errors.len());
         TICKS.with(|t| t.set(CHECK_EVERY));
         KILLED.with(|k| k.set(false));
         OUT_OF_MEMORY.with(|o| o.set(false));
@@ -486,13 +478,14 @@ impl Luau {
         KILLED.with(|k| k.set(false));
         if st != ffi::LUA_OK || OUT_OF_MEMORY.with(|o| o.get()) {
             // Whatever the trampoline had written is cut (it failed half way, out of memory).
-            run.ctx.out.truncate(mark.0);
-            run.ctx.out.errors.truncate(mark.1);
-            run.ctx.out.error(&format!(
+            run.out().truncate(mark.0);
+            run.out().errors.truncate(mark.1);
+            let msg = format!(
                 "ERR Out of memory running script (luau-memory-limit is {} bytes) script: {}",
                 self.limit,
                 run.script_name()
-            ));
+            );
+            run.out().error(&msg);
         }
         let before = self.lua.used_memory();
         if self.limit > 0 && before > self.limit / 2 {
@@ -518,10 +511,8 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str
             let msg = msg.unwrap_or_else(|| "ERR unknown error".into());
             let msg = msg.trim_end_matches(['\r', '\n']);
             match line {
-                Some(n) => sink
-                    .out
-                    .error(&format!("{msg} script: {sha}, on @{chunk}:{n}.")),
-                None => sink.out.error(&format!("{msg} script: {sha}")),
+                Some(n) => sink.error_message(&format!("{msg} script: {sha}, on @{chunk}:{n}.")),
+                None => sink.error_message(&format!("{msg} script: {sha}")),
             }
             return;
         }
@@ -539,158 +530,132 @@ unsafe fn error_reply(l: *mut lua_State, sink: &mut Sink, sha: &str, chunk: &str
             .and_then(|rest| rest.split(':').next())
             .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
         match line {
-            Some(n) => sink
-                .out
-                .error(&format!("ERR {msg} script: {sha}, on @{chunk}:{n}.")),
-            None => sink.out.error(&format!("ERR {msg} script: {sha}")),
+            Some(n) => sink.error_message(&format!("ERR {msg} script: {sha}, on @{chunk}:{n}.")),
+            None => sink.error_message(&format!("ERR {msg} script: {sha}")),
         }
     }
 }
 
-/// Converts the Luau value on top of the stack into the reply (as Redis's `luaReplyToRedisReply`).
-unsafe fn reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    unsafe {
-        match ffi::lua_type(l, -1) {
-            ffi::LUA_TSTRING => sink.out.bulk(to_bytes(l, -1).unwrap_or_default()),
-            ffi::LUA_TBOOLEAN => {
-                let b = ffi::lua_toboolean(l, -1) != 0;
-                if resp == 2 {
-                    if b {
-                        sink.out.int(1);
+/// Luau's side of the C API shape shared with Lua 5.1 (`script::lua::shared`).
+struct Api;
+
+impl CApi for Api {
+    type State = lua_State;
+    const TNIL: c_int = ffi::LUA_TNIL;
+    const TNUMBER: c_int = ffi::LUA_TNUMBER;
+    const TSTRING: c_int = ffi::LUA_TSTRING;
+    const TTABLE: c_int = ffi::LUA_TTABLE;
+    const TBOOLEAN: c_int = ffi::LUA_TBOOLEAN;
+    const TFUNCTION: c_int = ffi::LUA_TFUNCTION;
+
+    unsafe fn type_of(l: *mut lua_State, idx: c_int) -> c_int {
+        unsafe { ffi::lua_type(l, idx) }
+    }
+    unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+        unsafe { to_bytes(l, idx) }
+    }
+    unsafe fn to_number(l: *mut lua_State, idx: c_int) -> f64 {
+        unsafe { ffi::lua_tonumber(l, idx) }
+    }
+    unsafe fn to_boolean(l: *mut lua_State, idx: c_int) -> bool {
+        unsafe { ffi::lua_toboolean(l, idx) != 0 }
+    }
+    unsafe fn check_stack(l: *mut lua_State, n: c_int) -> bool {
+        unsafe { ffi::lua_checkstack(l, n) != 0 }
+    }
+    unsafe fn reserve_stack(l: *mut lua_State, n: c_int) {
+        unsafe { ffi::lua_rawcheckstack(l, n) }
+    }
+    unsafe fn raw_get_field(l: *mut lua_State, idx: c_int, name: &std::ffi::CStr) -> c_int {
+        unsafe { ffi::lua_rawgetfield(l, idx, name.as_ptr()) }
+    }
+    unsafe fn raw_set_field(l: *mut lua_State, idx: c_int, name: &std::ffi::CStr) {
+        unsafe { ffi::lua_rawsetfield(l, idx, name.as_ptr()) }
+    }
+    unsafe fn raw_get_index(l: *mut lua_State, idx: c_int, n: c_int) -> c_int {
+        unsafe { ffi::lua_rawgeti_(l, idx, n) }
+    }
+    unsafe fn raw_set_index(l: *mut lua_State, idx: c_int, n: c_int) {
+        unsafe { ffi::lua_rawseti_(l, idx, n) }
+    }
+    unsafe fn raw_set(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_rawset(l, idx) }
+    }
+    unsafe fn next(l: *mut lua_State, idx: c_int) -> c_int {
+        unsafe { ffi::lua_next(l, idx) }
+    }
+    unsafe fn pop(l: *mut lua_State, n: c_int) {
+        unsafe { ffi::lua_settop(l, -n - 1) }
+    }
+    unsafe fn push_nil(l: *mut lua_State) {
+        unsafe { ffi::lua_pushnil(l) }
+    }
+    unsafe fn push_value(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_pushvalue(l, idx) }
+    }
+    unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
+        unsafe { push_bytes(l, b) }
+    }
+    unsafe fn push_number(l: *mut lua_State, n: f64) {
+        unsafe { ffi::lua_pushnumber(l, n) }
+    }
+    unsafe fn push_boolean(l: *mut lua_State, b: bool) {
+        unsafe { ffi::lua_pushboolean(l, b as c_int) }
+    }
+    unsafe fn create_table(l: *mut lua_State, narr: c_int, nrec: c_int) {
+        unsafe { ffi::lua_createtable(l, narr, nrec) }
+    }
+    unsafe fn make_ref(l: *mut lua_State, idx: c_int) -> c_int {
+        unsafe { ffi::lua_ref(l, idx) }
+    }
+    unsafe fn unref(l: *mut lua_State, r: c_int) {
+        unsafe { ffi::lua_unref(l, r) };
+    }
+    unsafe fn top(l: *mut lua_State) -> c_int {
+        unsafe { ffi::lua_gettop(l) }
+    }
+    unsafe fn set_top(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_settop(l, idx) }
+    }
+    unsafe fn replace(l: *mut lua_State, idx: c_int) {
+        unsafe { ffi::lua_replace(l, idx) }
+    }
+    unsafe fn arg_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+        unsafe { api::arg_bytes(l, idx) }
+    }
+    unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
+        unsafe { current() }
+    }
+    unsafe fn push_error_table(l: *mut lua_State, text: &[u8]) {
+        unsafe { api::push_error_table(l, text, None) }
+    }
+    unsafe fn push_raised_table(l: *mut lua_State, text: &[u8]) {
+        // Located at the calling script line.
+        unsafe { api::push_error_table(l, text, Some(1)) }
+    }
+    unsafe fn push_where(l: *mut lua_State, level: c_int) {
+        unsafe { ffi::luaL_where(l, level) }
+    }
+    unsafe fn raise_top(l: *mut lua_State) -> c_int {
+        unsafe { ffi::lua_error(l) }
+    }
+    unsafe fn reply_own_type(l: *mut lua_State, t: c_int, sink: &mut Sink) -> bool {
+        unsafe {
+            match t {
+                ffi::LUA_TINTEGER => sink.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
+                ffi::LUA_TBUFFER => {
+                    let mut len = 0;
+                    let p = ffi::lua_tobuffer(l, -1, &mut len) as *const u8;
+                    let bytes = if len == 0 {
+                        &[][..]
                     } else {
-                        sink.out.null();
-                    }
-                } else {
-                    sink.out.bool(b);
+                        std::slice::from_raw_parts(p, len)
+                    };
+                    sink.bulk(bytes);
                 }
+                _ => return false,
             }
-            // Redis replies what C's `(long long)` cast gives (NaN and out of range: LLONG_MIN).
-            ffi::LUA_TNUMBER => sink
-                .out
-                .int(crate::script::codec::cast_i64(ffi::lua_tonumber(l, -1))),
-            ffi::LUA_TINTEGER => sink.out.int(ffi::lua_tointeger64(l, -1, ptr::null_mut())),
-            ffi::LUA_TBUFFER => {
-                let mut len = 0;
-                let p = ffi::lua_tobuffer(l, -1, &mut len) as *const u8;
-                let bytes = if len == 0 {
-                    &[][..]
-                } else {
-                    std::slice::from_raw_parts(p, len)
-                };
-                sink.out.bulk(bytes);
-            }
-            ffi::LUA_TTABLE => table_reply(l, sink, resp),
-            _ => sink.out.null(),
+            true
         }
-    }
-}
-
-unsafe fn table_reply(l: *mut lua_State, sink: &mut Sink, resp: u8) {
-    unsafe {
-        if ffi::lua_checkstack(l, 4) == 0 {
-            sink.out.error("ERR reached lua stack limit");
-            return;
-        }
-        if !sink.enter() {
-            return;
-        }
-        // Field checks in Redis's order: err, ok, double, big_number, map, set, verbatim_string.
-        ffi::lua_rawgetfield(l, -1, c"err".as_ptr());
-        if let Some(e) = to_bytes(l, -1) {
-            sink.error(e);
-            ffi::lua_settop(l, -2);
-            sink.leave();
-            return;
-        }
-        ffi::lua_settop(l, -2);
-        ffi::lua_rawgetfield(l, -1, c"ok".as_ptr());
-        if let Some(s) = to_bytes(l, -1) {
-            sink.status(s);
-            ffi::lua_settop(l, -2);
-            sink.leave();
-            return;
-        }
-        ffi::lua_settop(l, -2);
-        if resp3_table(l, sink) {
-            sink.leave();
-            return;
-        }
-        // An array up to the first nil.
-        let mut n = 0;
-        while ffi::lua_rawgeti_(l, -1, n + 1) != ffi::LUA_TNIL {
-            ffi::lua_settop(l, -2);
-            n += 1;
-        }
-        ffi::lua_settop(l, -2);
-        sink.out.array(n as usize);
-        for i in 1..=n {
-            ffi::lua_rawgeti_(l, -1, i);
-            reply(l, sink, resp);
-            ffi::lua_settop(l, -2);
-        }
-        sink.leave();
-    }
-}
-
-/// The RESP3 table forms (`{double=}`, `{map=}`, ...), honoured whatever the script's protocol (the
-/// reply builder downgrades them for RESP2 clients, as Redis does); false if none of them.
-unsafe fn resp3_table(l: *mut lua_State, sink: &mut Sink) -> bool {
-    unsafe {
-        if ffi::lua_rawgetfield(l, -1, c"double".as_ptr()) == ffi::LUA_TNUMBER {
-            sink.out.double(ffi::lua_tonumber(l, -1));
-            ffi::lua_settop(l, -2);
-            return true;
-        }
-        ffi::lua_settop(l, -2);
-        ffi::lua_rawgetfield(l, -1, c"big_number".as_ptr());
-        if let Some(digits) = to_bytes(l, -1) {
-            sink.big_number(digits);
-            ffi::lua_settop(l, -2);
-            return true;
-        }
-        ffi::lua_settop(l, -2);
-        for (kind, name) in [(0, c"map"), (1, c"set")] {
-            if ffi::lua_rawgetfield(l, -1, name.as_ptr()) == ffi::LUA_TTABLE {
-                let mut n = 0;
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, -2) != 0 {
-                    ffi::lua_settop(l, -2);
-                    n += 1;
-                }
-                if kind == 0 {
-                    sink.out.map(n);
-                } else {
-                    sink.out.set(n);
-                }
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, -2) != 0 {
-                    ffi::lua_pushvalue(l, -2);
-                    reply(l, sink, 3);
-                    ffi::lua_settop(l, -2);
-                    if kind == 0 {
-                        reply(l, sink, 3);
-                    }
-                    ffi::lua_settop(l, -2);
-                }
-                ffi::lua_settop(l, -2);
-                return true;
-            }
-            ffi::lua_settop(l, -2);
-        }
-        if ffi::lua_rawgetfield(l, -1, c"verbatim_string".as_ptr()) == ffi::LUA_TTABLE {
-            ffi::lua_rawgetfield(l, -1, c"format".as_ptr());
-            ffi::lua_rawgetfield(l, -2, c"string".as_ptr());
-            let done = match (to_bytes(l, -2), to_bytes(l, -1)) {
-                (Some(f), Some(t)) => {
-                    sink.verbatim(f, t);
-                    true
-                }
-                _ => false,
-            };
-            ffi::lua_settop(l, -4);
-            return done;
-        }
-        ffi::lua_settop(l, -2);
-        false
     }
 }

@@ -1,7 +1,9 @@
 //! The `redis` object scripts see, and the conversion of command replies into JS values.
 //!
-//! Host functions are C functions (`JSCFunction`) that find the VM's `Host` through the context's
-//! opaque pointer and the running `Run` through the `Budget`. They hold no Rust borrow across a
+//! Host functions are C functions (`JSCFunction`, declared with `host_fn!`, which writes their
+//! signature once) that find the VM's `Host` through the context's opaque pointer and the running
+//! `Run` through the `Budget`. The constants and log levels of `redis` come from
+//! `script::redis_api`. They hold no Rust borrow across a
 //! call into script code: a command's reply is copied into the host scratch before it is walked,
 //! so the interrupt handler may use the `Run` meanwhile.
 
@@ -13,11 +15,29 @@ use super::convert::{new_integer, new_string, string_bytes};
 use super::vm::Host;
 use crate::config::REDIS_VERSION;
 use crate::script::cache::sha1_hex;
+use crate::script::redis_api::{log_level, redis_version_num, trim_crlf, LOG_LEVELS, REPL_FLAGS};
 use crate::script::resp::{walk, Aggregate, ReplyBuilder};
 use crate::script::Run;
 
 type HostFn =
     unsafe extern "C" fn(*mut q::JSContext, q::JSValue, c_int, *mut q::JSValue) -> q::JSValue;
+
+/// Declares a C function of the VM (a `HostFn`) whose body sees `ctx` and its arguments as a slice.
+macro_rules! host_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($ctx:ident, $argv:ident) $body:block) => {
+        $(#[$attr])*
+        $vis unsafe extern "C" fn $name(
+            $ctx: *mut q::JSContext,
+            _this: q::JSValue,
+            argc: c_int,
+            argv: *mut q::JSValue,
+        ) -> q::JSValue {
+            let $argv = args(argc, argv);
+            $body
+        }
+    };
+}
+pub(super) use host_fn;
 
 /// The `redis` object (frozen later by the prelude).
 ///
@@ -50,18 +70,7 @@ pub unsafe fn redis_object(ctx: *mut q::JSContext) -> q::JSValue {
         );
         q::JS_SetPropertyStr(ctx, redis, name.as_ptr(), fv);
     }
-    let consts: [(&CStr, i32); 9] = [
-        (c"LOG_DEBUG", 0),
-        (c"LOG_VERBOSE", 1),
-        (c"LOG_NOTICE", 2),
-        (c"LOG_WARNING", 3),
-        (c"REPL_NONE", 0),
-        (c"REPL_AOF", 1),
-        (c"REPL_SLAVE", 2),
-        (c"REPL_REPLICA", 2),
-        (c"REPL_ALL", 3),
-    ];
-    for (name, v) in consts {
+    for (name, v) in LOG_LEVELS.into_iter().chain(REPL_FLAGS) {
         q::JS_SetPropertyStr(ctx, redis, name.as_ptr(), q::JS_MKVAL(q::JS_TAG_INT, v));
     }
     let version = q::JS_NewStringLen(
@@ -70,12 +79,7 @@ pub unsafe fn redis_object(ctx: *mut q::JSContext) -> q::JSValue {
         REDIS_VERSION.len() as q::size_t,
     );
     q::JS_SetPropertyStr(ctx, redis, c"REDIS_VERSION".as_ptr(), version);
-    let mut parts = REDIS_VERSION
-        .split('.')
-        .map(|p| p.parse::<i32>().unwrap_or(0));
-    let num = (parts.next().unwrap_or(0) << 16)
-        | (parts.next().unwrap_or(0) << 8)
-        | parts.next().unwrap_or(0);
+    let num = redis_version_num() as i32;
     q::JS_SetPropertyStr(
         ctx,
         redis,
@@ -154,18 +158,6 @@ pub fn error_line(text: &[u8]) -> Vec<u8> {
     }
 }
 
-fn trim_crlf(b: &[u8]) -> &[u8] {
-    let end = b
-        .iter()
-        .rposition(|&c| c != b'\r' && c != b'\n')
-        .map_or(0, |i| i + 1);
-    let start = b
-        .iter()
-        .position(|&c| c != b'\r' && c != b'\n')
-        .unwrap_or(end);
-    &b[start..end]
-}
-
 // ---- redis.call / redis.pcall ----
 
 /// Appends argument `v` of a command as bytes: strings (Latin-1), numbers and BigInts (their JS
@@ -201,13 +193,7 @@ unsafe fn push_arg(ctx: *mut q::JSContext, v: q::JSValue, out: &mut Vec<u8>) -> 
     }
 }
 
-unsafe fn call_generic(
-    ctx: *mut q::JSContext,
-    argc: c_int,
-    argv: *mut q::JSValue,
-    raise: bool,
-) -> q::JSValue {
-    let argv = args(argc, argv);
+unsafe fn call_generic(ctx: *mut q::JSContext, argv: &[q::JSValue], raise: bool) -> q::JSValue {
     if argv.is_empty() {
         return throw_error(
             ctx,
@@ -253,32 +239,24 @@ unsafe fn call_generic(
     h.stack.pop().unwrap_or(q::JS_UNDEFINED)
 }
 
-unsafe extern "C" fn redis_call(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    call_generic(ctx, argc, argv, true)
+host_fn! {
+    fn redis_call(ctx, argv) {
+        call_generic(ctx, argv, true)
+    }
 }
 
-unsafe extern "C" fn redis_pcall(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    call_generic(ctx, argc, argv, false)
+host_fn! {
+    fn redis_pcall(ctx, argv) {
+        call_generic(ctx, argv, false)
+    }
 }
 
 /// The one string argument of `redis.error_reply` and friends, as bytes.
 unsafe fn string_arg(
     ctx: *mut q::JSContext,
-    argc: c_int,
-    argv: *mut q::JSValue,
+    argv: &[q::JSValue],
     what: &CStr,
 ) -> Result<Vec<u8>, q::JSValue> {
-    let argv = args(argc, argv);
     if argv.len() != 1 || !q::JS_IsString(argv[0]) {
         return Err(throw_type_error(ctx, what));
     }
@@ -289,181 +267,155 @@ unsafe fn string_arg(
     Ok(out)
 }
 
-unsafe extern "C" fn error_reply(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    match string_arg(ctx, argc, argv, c"redis.error_reply takes one string") {
-        Ok(e) => {
-            let text = if e.starts_with(b"-") {
-                e
-            } else {
-                [b"-", &e[..]].concat()
-            };
-            tagged(ctx, host(ctx).names.err, &error_line(&text))
+host_fn! {
+    fn error_reply(ctx, argv) {
+        match string_arg(ctx, argv, c"redis.error_reply takes one string") {
+            Ok(e) => {
+                let text = if e.starts_with(b"-") {
+                    e
+                } else {
+                    [b"-", &e[..]].concat()
+                };
+                tagged(ctx, host(ctx).names.err, &error_line(&text))
+            }
+            Err(e) => e,
         }
-        Err(e) => e,
     }
 }
 
-unsafe extern "C" fn status_reply(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    match string_arg(ctx, argc, argv, c"redis.status_reply takes one string") {
-        Ok(s) => tagged(ctx, host(ctx).names.ok, &s),
-        Err(e) => e,
+host_fn! {
+    fn status_reply(ctx, argv) {
+        match string_arg(ctx, argv, c"redis.status_reply takes one string") {
+            Ok(s) => tagged(ctx, host(ctx).names.ok, &s),
+            Err(e) => e,
+        }
     }
 }
 
-unsafe extern "C" fn sha1hex(
+/// The one argument of `redis.sha1hex` and `redis.fromUtf8`, as bytes (see `push_arg`).
+unsafe fn bytes_arg(
     ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
+    argv: &[q::JSValue],
+    what: &CStr,
+) -> Result<Vec<u8>, q::JSValue> {
     if argv.len() != 1 {
-        return throw_type_error(ctx, c"redis.sha1hex takes one argument");
+        return Err(throw_type_error(ctx, what));
     }
     let mut bytes = Vec::new();
     if !push_arg(ctx, argv[0], &mut bytes) {
-        return q::JS_EXCEPTION;
+        return Err(q::JS_EXCEPTION);
     }
-    let hex = sha1_hex(&bytes);
-    q::JS_NewStringLen(ctx, hex.as_ptr() as *const _, hex.len() as q::size_t)
+    Ok(bytes)
 }
 
-unsafe extern "C" fn log(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
-    if argv.len() < 2 {
-        return throw_error(ctx, b"ERR redis.log() requires two arguments or more.");
-    }
-    if !q::JS_IsNumber(argv[0]) {
-        return throw_error(ctx, b"ERR First argument must be a number (log level).");
-    }
-    let mut level = 0.0;
-    q::JS_ToFloat64(ctx, &mut level, argv[0]);
-    let level = match level as i64 {
-        0 => crate::log::Level::Debug,
-        1 => crate::log::Level::Verbose,
-        2 => crate::log::Level::Notice,
-        3 => crate::log::Level::Warning,
-        _ => return throw_error(ctx, b"ERR Invalid debug level."),
-    };
-    let mut msg = Vec::new();
-    for (i, &a) in argv[1..].iter().enumerate() {
-        if i > 0 {
-            msg.push(b' ');
+/// A JS string of UTF-8 `text` (QuickJS decodes it; not a Latin-1 byte string).
+unsafe fn plain_string(ctx: *mut q::JSContext, text: &[u8]) -> q::JSValue {
+    q::JS_NewStringLen(ctx, text.as_ptr() as *const _, text.len() as q::size_t)
+}
+
+host_fn! {
+    fn sha1hex(ctx, argv) {
+        match bytes_arg(ctx, argv, c"redis.sha1hex takes one argument") {
+            Ok(bytes) => plain_string(ctx, &sha1_hex(&bytes)),
+            Err(e) => e,
         }
-        if !string_bytes(ctx, a, &mut msg) {
+    }
+}
+
+host_fn! {
+    fn log(ctx, argv) {
+        if argv.len() < 2 {
+            return throw_error(ctx, b"ERR redis.log() requires two arguments or more.");
+        }
+        if !q::JS_IsNumber(argv[0]) {
+            return throw_error(ctx, b"ERR First argument must be a number (log level).");
+        }
+        let mut level = 0.0;
+        q::JS_ToFloat64(ctx, &mut level, argv[0]);
+        let Some(level) = log_level(level as i64) else {
+            return throw_error(ctx, b"ERR Invalid debug level.");
+        };
+        let mut msg = Vec::new();
+        for (i, &a) in argv[1..].iter().enumerate() {
+            if i > 0 {
+                msg.push(b' ');
+            }
+            if !string_bytes(ctx, a, &mut msg) {
+                return q::JS_EXCEPTION;
+            }
+        }
+        crate::log::log(level, &String::from_utf8_lossy(&msg));
+        q::JS_UNDEFINED
+    }
+}
+
+host_fn! {
+    fn setresp(ctx, argv) {
+        if argv.len() != 1 {
+            return throw_error(ctx, b"ERR redis.setresp() requires one argument.");
+        }
+        let mut v = 0.0;
+        if q::JS_ToFloat64(ctx, &mut v, argv[0]) < 0 {
             return q::JS_EXCEPTION;
         }
+        if v != 2.0 && v != 3.0 {
+            return throw_error(ctx, b"ERR RESP version must be 2 or 3.");
+        }
+        let run = (*host(ctx).budget).run as *mut Run;
+        if let Some(run) = run.as_mut() {
+            run.resp = v as u8;
+        }
+        q::JS_UNDEFINED
     }
-    crate::log::log(level, &String::from_utf8_lossy(&msg));
-    q::JS_UNDEFINED
 }
 
-unsafe extern "C" fn setresp(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
-    if argv.len() != 1 {
-        return throw_error(ctx, b"ERR redis.setresp() requires one argument.");
+host_fn! {
+    fn set_repl(ctx, argv) {
+        let mut v = -1.0;
+        if argv.len() == 1 {
+            q::JS_ToFloat64(ctx, &mut v, argv[0]);
+        }
+        if !(0.0..=3.0).contains(&v) {
+            return throw_error(
+                ctx,
+                b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+            );
+        }
+        q::JS_UNDEFINED
     }
-    let mut v = 0.0;
-    if q::JS_ToFloat64(ctx, &mut v, argv[0]) < 0 {
-        return q::JS_EXCEPTION;
-    }
-    if v != 2.0 && v != 3.0 {
-        return throw_error(ctx, b"ERR RESP version must be 2 or 3.");
-    }
-    let run = (*host(ctx).budget).run as *mut Run;
-    if let Some(run) = run.as_mut() {
-        run.resp = v as u8;
-    }
-    q::JS_UNDEFINED
 }
 
-unsafe extern "C" fn set_repl(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
-    let mut v = -1.0;
-    if argv.len() == 1 {
-        q::JS_ToFloat64(ctx, &mut v, argv[0]);
+host_fn! {
+    fn replicate_commands(_ctx, _argv) {
+        q::JS_TRUE
     }
-    if !(0.0..=3.0).contains(&v) {
-        return throw_error(
-            ctx,
-            b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-        );
-    }
-    q::JS_UNDEFINED
 }
 
-unsafe extern "C" fn replicate_commands(
-    _ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    _argc: c_int,
-    _argv: *mut q::JSValue,
-) -> q::JSValue {
-    q::JS_TRUE
+host_fn! {
+    /// `redis.toUtf8(text)`: the UTF-8 bytes of a string, as a byte string (one char per byte).
+    fn to_utf8(ctx, argv) {
+        if argv.len() != 1 || !q::JS_IsString(argv[0]) {
+            return throw_type_error(ctx, c"redis.toUtf8 takes one string");
+        }
+        let mut len: usize = 0;
+        let p = q::JS_ToCStringLen(ctx, &mut len, argv[0]);
+        if p.is_null() {
+            return q::JS_EXCEPTION;
+        }
+        let utf8 = std::slice::from_raw_parts(p as *const u8, len).to_vec();
+        q::JS_FreeCString(ctx, p);
+        new_string(ctx, &utf8, &mut host(ctx).text)
+    }
 }
 
-/// `redis.toUtf8(text)`: the UTF-8 bytes of a string, as a byte string (one char per byte).
-unsafe extern "C" fn to_utf8(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
-    if argv.len() != 1 || !q::JS_IsString(argv[0]) {
-        return throw_type_error(ctx, c"redis.toUtf8 takes one string");
+host_fn! {
+    /// `redis.fromUtf8(bytes)`: the text a byte string holds as UTF-8 (bad sequences as U+FFFD).
+    fn from_utf8(ctx, argv) {
+        match bytes_arg(ctx, argv, c"redis.fromUtf8 takes one argument") {
+            Ok(bytes) => plain_string(ctx, String::from_utf8_lossy(&bytes).as_bytes()),
+            Err(e) => e,
+        }
     }
-    let mut len: usize = 0;
-    let p = q::JS_ToCStringLen(ctx, &mut len, argv[0]);
-    if p.is_null() {
-        return q::JS_EXCEPTION;
-    }
-    let utf8 = std::slice::from_raw_parts(p as *const u8, len).to_vec();
-    q::JS_FreeCString(ctx, p);
-    new_string(ctx, &utf8, &mut host(ctx).text)
-}
-
-/// `redis.fromUtf8(bytes)`: the text a byte string holds as UTF-8 (bad sequences as U+FFFD).
-unsafe extern "C" fn from_utf8(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
-    if argv.len() != 1 {
-        return throw_type_error(ctx, c"redis.fromUtf8 takes one argument");
-    }
-    let mut bytes = Vec::new();
-    if !push_arg(ctx, argv[0], &mut bytes) {
-        return q::JS_EXCEPTION;
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    q::JS_NewStringLen(ctx, text.as_ptr() as *const _, text.len() as q::size_t)
 }
 
 // ---- Command replies as JS values ----

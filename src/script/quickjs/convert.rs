@@ -26,7 +26,7 @@ use std::ffi::c_int;
 use rquickjs_sys as q;
 
 use super::vm::Names;
-use crate::script::{Sink, MAX_REPLY_DEPTH};
+use crate::script::sink::{Sink, MAX_REPLY_DEPTH};
 
 /// One reply node; aggregates are followed by their elements (maps: key, value, ...).
 #[derive(Clone, Copy, Debug)]
@@ -77,26 +77,26 @@ impl Out {
         self.nodes.push(Node::Error(s, e));
     }
 
-    /// Writes the nodes to the reply.
-    pub fn write(&self, sink: &mut Sink) {
+    /// Writes the nodes to the reply; `resp` is the script's protocol (for booleans).
+    pub fn write(&self, sink: &mut Sink, resp: u8) {
         let mut i = 0;
         while i < self.nodes.len() {
-            self.write_one(&mut i, sink);
+            self.write_one(&mut i, sink, resp);
         }
     }
 
-    fn write_one(&self, i: &mut usize, sink: &mut Sink) {
+    fn write_one(&self, i: &mut usize, sink: &mut Sink, resp: u8) {
         let node = self.nodes[*i];
         *i += 1;
         let b = |s: usize, e: usize| &self.bytes[s..e];
         match node {
-            Node::Int(n) => sink.out.int(n),
-            Node::Bulk(s, e) => sink.out.bulk(b(s, e)),
+            Node::Int(n) => sink.int(n),
+            Node::Bulk(s, e) => sink.bulk(b(s, e)),
             Node::Status(s, e) => sink.status(b(s, e)),
             Node::Error(s, e) => sink.error(b(s, e)),
-            Node::Null => sink.out.null(),
-            Node::Bool(v) => sink.out.bool(v),
-            Node::Double(d) => sink.out.double(d),
+            Node::Null => sink.null(),
+            Node::Bool(v) => sink.boolean(v, resp),
+            Node::Double(d) => sink.double(d),
             Node::BigNumber(s, e) => sink.big_number(b(s, e)),
             Node::Verbatim(s, m, e) => sink.verbatim(b(s, m), b(m, e)),
             Node::Array(n) | Node::Map(n) | Node::Set(n) => {
@@ -104,20 +104,20 @@ impl Out {
                 sink.enter();
                 let items = match node {
                     Node::Array(_) => {
-                        sink.out.array(n);
+                        sink.array(n);
                         n
                     }
                     Node::Map(_) => {
-                        sink.out.map(n);
+                        sink.map(n);
                         2 * n
                     }
                     _ => {
-                        sink.out.set(n);
+                        sink.set(n);
                         n
                     }
                 };
                 for _ in 0..items {
-                    self.write_one(i, sink);
+                    self.write_one(i, sink, resp);
                 }
                 sink.leave();
             }
@@ -242,7 +242,6 @@ pub unsafe fn to_nodes(
     ctx: *mut q::JSContext,
     names: &Names,
     v: q::JSValue,
-    resp: u8,
     out: &mut Out,
     depth: usize,
 ) -> Result<(), ()> {
@@ -269,14 +268,7 @@ pub unsafe fn to_nodes(
                 ),
             }
         }
-        q::JS_TAG_BOOL => {
-            let b = q::JS_VALUE_GET_BOOL(v);
-            if resp == 2 {
-                out.nodes.push(if b { Node::Int(1) } else { Node::Null });
-            } else {
-                out.nodes.push(Node::Bool(b));
-            }
-        }
+        q::JS_TAG_BOOL => out.nodes.push(Node::Bool(q::JS_VALUE_GET_BOOL(v))),
         q::JS_TAG_NULL | q::JS_TAG_UNDEFINED => out.nodes.push(Node::Null),
         q::JS_TAG_BIG_INT | q::JS_TAG_SHORT_BIG_INT => {
             let mut n: i64 = 0;
@@ -291,7 +283,7 @@ pub unsafe fn to_nodes(
                 out.nodes.push(Node::BigNumber(s, e));
             }
         }
-        q::JS_TAG_OBJECT => return object_nodes(ctx, names, v, resp, out, depth),
+        q::JS_TAG_OBJECT => return object_nodes(ctx, names, v, out, depth),
         _ => out.error(b"ERR QuickJS script returned a value with no reply form (a symbol)"),
     }
     Ok(())
@@ -301,7 +293,6 @@ unsafe fn object_nodes(
     ctx: *mut q::JSContext,
     names: &Names,
     v: q::JSValue,
-    resp: u8,
     out: &mut Out,
     depth: usize,
 ) -> Result<(), ()> {
@@ -320,7 +311,6 @@ unsafe fn object_nodes(
             v,
             len as usize,
             Node::Array(len as usize),
-            resp,
             out,
             depth,
         );
@@ -336,10 +326,10 @@ unsafe fn object_nodes(
         return Ok(());
     }
     if q::JS_IsMap(v) {
-        return via_helper(ctx, names, names.map_entries, v, true, resp, out, depth);
+        return via_helper(ctx, names, names.map_entries, v, true, out, depth);
     }
     if q::JS_IsSet(v) {
-        return via_helper(ctx, names, names.set_values, v, false, resp, out, depth);
+        return via_helper(ctx, names, names.set_values, v, false, out, depth);
     }
     if q::JS_IsError(v) {
         let (text, _) = error_text(ctx, names, v);
@@ -353,26 +343,12 @@ unsafe fn object_nodes(
     // The Redis Lua table forms, in Redis's order.
     let f = get(ctx, v, names.err)?;
     if q::JS_IsString(f) {
-        let start = out.bytes.len();
-        let ok = string_bytes(ctx, f, &mut out.bytes);
-        q::JS_FreeValue(ctx, f);
-        if !ok {
-            return Err(());
-        }
-        out.nodes.push(Node::Error(start, out.bytes.len()));
-        return Ok(());
+        return text_node(ctx, f, out, Node::Error);
     }
     q::JS_FreeValue(ctx, f);
     let f = get(ctx, v, names.ok)?;
     if q::JS_IsString(f) {
-        let start = out.bytes.len();
-        let ok = string_bytes(ctx, f, &mut out.bytes);
-        q::JS_FreeValue(ctx, f);
-        if !ok {
-            return Err(());
-        }
-        out.nodes.push(Node::Status(start, out.bytes.len()));
-        return Ok(());
+        return text_node(ctx, f, out, Node::Status);
     }
     q::JS_FreeValue(ctx, f);
     let f = get(ctx, v, names.double)?;
@@ -385,20 +361,13 @@ unsafe fn object_nodes(
     q::JS_FreeValue(ctx, f);
     let f = get(ctx, v, names.big_number)?;
     if q::JS_IsString(f) || q::JS_IsBigInt(f) {
-        let start = out.bytes.len();
-        let ok = string_bytes(ctx, f, &mut out.bytes);
-        q::JS_FreeValue(ctx, f);
-        if !ok {
-            return Err(());
-        }
-        out.nodes.push(Node::BigNumber(start, out.bytes.len()));
-        return Ok(());
+        return text_node(ctx, f, out, Node::BigNumber);
     }
     q::JS_FreeValue(ctx, f);
     for (atom, is_map) in [(names.map, true), (names.set, false)] {
         let f = get(ctx, v, atom)?;
         if q::JS_IsObject(f) {
-            let r = table_nodes(ctx, names, f, is_map, resp, out, depth);
+            let r = table_nodes(ctx, names, f, is_map, out, depth);
             q::JS_FreeValue(ctx, f);
             return r;
         }
@@ -445,15 +414,30 @@ unsafe fn object_nodes(
     Ok(())
 }
 
+/// The text of `f` (a string or a BigInt, freed here) as the node `node` makes of its bytes.
+unsafe fn text_node(
+    ctx: *mut q::JSContext,
+    f: q::JSValue,
+    out: &mut Out,
+    node: fn(usize, usize) -> Node,
+) -> Result<(), ()> {
+    let start = out.bytes.len();
+    let ok = string_bytes(ctx, f, &mut out.bytes);
+    q::JS_FreeValue(ctx, f);
+    if !ok {
+        return Err(());
+    }
+    out.nodes.push(node(start, out.bytes.len()));
+    Ok(())
+}
+
 /// The elements `0..len` of array-like `v` after the aggregate node `head`.
-#[allow(clippy::too_many_arguments)]
 unsafe fn array_nodes(
     ctx: *mut q::JSContext,
     names: &Names,
     v: q::JSValue,
     len: usize,
     head: Node,
-    resp: u8,
     out: &mut Out,
     depth: usize,
 ) -> Result<(), ()> {
@@ -463,7 +447,7 @@ unsafe fn array_nodes(
         if q::JS_IsException(e) {
             return Err(());
         }
-        let r = to_nodes(ctx, names, e, resp, out, depth + 1);
+        let r = to_nodes(ctx, names, e, out, depth + 1);
         q::JS_FreeValue(ctx, e);
         r?;
     }
@@ -471,14 +455,12 @@ unsafe fn array_nodes(
 }
 
 /// A JS Map or Set, flattened by a prelude helper into an array first.
-#[allow(clippy::too_many_arguments)]
 unsafe fn via_helper(
     ctx: *mut q::JSContext,
     names: &Names,
     helper: q::JSValue,
     v: q::JSValue,
     is_map: bool,
-    resp: u8,
     out: &mut Out,
     depth: usize,
 ) -> Result<(), ()> {
@@ -498,7 +480,7 @@ unsafe fn via_helper(
     } else {
         Node::Set(len)
     };
-    let r = array_nodes(ctx, names, flat, len, head, resp, out, depth);
+    let r = array_nodes(ctx, names, flat, len, head, out, depth);
     q::JS_FreeValue(ctx, flat);
     r
 }
@@ -510,15 +492,14 @@ unsafe fn table_nodes(
     names: &Names,
     t: q::JSValue,
     is_map: bool,
-    resp: u8,
     out: &mut Out,
     depth: usize,
 ) -> Result<(), ()> {
     if q::JS_IsMap(t) && is_map {
-        return via_helper(ctx, names, names.map_entries, t, true, resp, out, depth + 1);
+        return via_helper(ctx, names, names.map_entries, t, true, out, depth + 1);
     }
     if !is_map && q::JS_IsSet(t) {
-        return via_helper(ctx, names, names.set_values, t, false, resp, out, depth + 1);
+        return via_helper(ctx, names, names.set_values, t, false, out, depth + 1);
     }
     if !is_map && q::JS_IsArray(t) {
         let mut len: i64 = 0;
@@ -526,7 +507,7 @@ unsafe fn table_nodes(
             return Err(());
         }
         let len = len as usize;
-        return array_nodes(ctx, names, t, len, Node::Set(len), resp, out, depth + 1);
+        return array_nodes(ctx, names, t, len, Node::Set(len), out, depth + 1);
     }
     let mut tab: *mut q::JSPropertyEnum = std::ptr::null_mut();
     let mut count: u32 = 0;
@@ -567,7 +548,7 @@ unsafe fn table_nodes(
                 result = Err(());
                 break;
             }
-            let r = to_nodes(ctx, names, val, resp, out, depth + 2);
+            let r = to_nodes(ctx, names, val, out, depth + 2);
             q::JS_FreeValue(ctx, val);
             if r.is_err() {
                 result = r;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rquickjs_sys as q;
 
-use super::api::{args, throw_error};
+use super::api::{args, host_fn, throw_error};
 use super::convert::{self, string_bytes};
 use super::vm::Vm;
 use crate::script::function::{parse_flag, LibId, Registered, LOAD_TIMEOUT_ERROR, LOAD_TIMEOUT_MS};
@@ -165,22 +165,18 @@ impl Drop for Functions {
     }
 }
 
-/// `redis.register_function(name, callback)` or `redis.register_function({function_name,
-/// callback, flags, description})`, with the errors of Redis's Lua `register_function`.
-pub(super) unsafe extern "C" fn register_function(
-    ctx: *mut q::JSContext,
-    _this: q::JSValue,
-    argc: c_int,
-    argv: *mut q::JSValue,
-) -> q::JSValue {
-    let argv = args(argc, argv);
-    let registered = LOADING.with(|c| match c.borrow_mut().as_mut() {
-        None => Err("redis.register_function can only be called on FUNCTION LOAD command".into()),
-        Some(loading) => read_registration(ctx, argv, loading),
-    });
-    match registered {
-        Ok(()) => q::JS_UNDEFINED,
-        Err(msg) => throw_error(ctx, format!("ERR {msg}").as_bytes()),
+host_fn! {
+    /// `redis.register_function(name, callback)` or `redis.register_function({function_name,
+    /// callback, flags, description})`, with the errors of Redis's Lua `register_function`.
+    pub(super) fn register_function(ctx, argv) {
+        let registered = LOADING.with(|c| match c.borrow_mut().as_mut() {
+            None => Err("redis.register_function can only be called on FUNCTION LOAD command".into()),
+            Some(loading) => read_registration(ctx, argv, loading),
+        });
+        match registered {
+            Ok(()) => q::JS_UNDEFINED,
+            Err(msg) => throw_error(ctx, format!("ERR {msg}").as_bytes()),
+        }
     }
 }
 

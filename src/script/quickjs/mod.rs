@@ -180,7 +180,7 @@ impl QuickJs {
     }
 
     /// The result `v` (owned) as reply nodes; a promise replies its settled value.
-    unsafe fn result_nodes(&mut self, v: q::JSValue, resp: u8, sha: &str) {
+    unsafe fn result_nodes(&mut self, v: q::JSValue, sha: &str) {
         let ctx = self.vm.ctx;
         let mut v = v;
         if q::JS_IsPromise(v) {
@@ -208,7 +208,7 @@ impl QuickJs {
         }
         self.out.clear();
         let names = self.vm.names;
-        let r = convert::to_nodes(ctx, &names, v, resp, &mut self.out, 0);
+        let r = convert::to_nodes(ctx, &names, v, &mut self.out, 0);
         q::JS_FreeValue(ctx, v);
         if r.is_err() {
             self.exception_nodes(sha);
@@ -223,13 +223,13 @@ impl QuickJs {
     fn call(&mut self, run: &mut Run, func: q::JSValue, keys: Args, argv: Args) -> bool {
         // CONFIG SET quickjs-memory-limit takes effect from the next call.
         self.vm
-            .set_memory_limit(run.ctx.srv.config.quickjs_memory_limit as usize);
+            .set_memory_limit(run.config().quickjs_memory_limit as usize);
         self.vm.update_stack_top();
         self.vm.take_refused();
         // The digest (or the function's name) as text, for error replies (a copy: `run` is lent
         // to the script).
         let sha_bytes = run.sha;
-        let function = run.ctx.srv.script_running.function.clone();
+        let function = run.function().map(Box::<str>::from);
         let sha_text = function
             .as_deref()
             .unwrap_or_else(|| std::str::from_utf8(&sha_bytes).unwrap_or_default());
@@ -266,14 +266,13 @@ impl QuickJs {
                     // Promise jobs the script queued run before its reply, within its budget
                     // and its memory limit.
                     self.vm.run_jobs();
-                    let resp = (*(run_ptr as *mut Run)).resp;
                     if self.vm.killed() {
                         q::JS_FreeValue(ctx, result);
                         self.out.clear();
                         self.out
                             .error(format!("{KILLED_ERROR} script: {sha_text}").as_bytes());
                     } else {
-                        self.result_nodes(result, resp, sha_text);
+                        self.result_nodes(result, sha_text);
                     }
                 }
             }
@@ -287,7 +286,8 @@ impl QuickJs {
         }
         // Jobs a stopped run left queued must never run in another script.
         let rebuild = self.vm.jobs_pending();
-        self.out.write(&mut Sink::new(run.ctx.out));
+        let resp = run.resp;
+        self.out.write(&mut Sink::new(run.out()), resp);
         self.out.clear();
         self.vm.trim_scratch();
         let (used, limit) = (self.vm.memory_used(), self.vm.memory_limit());
@@ -303,19 +303,15 @@ impl QuickJs {
 }
 
 impl Engine for QuickJs {
-    fn id(&self) -> EngineId {
-        EngineId::QuickJs
-    }
+    super::cache::engine_methods!(QuickJs);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self
+            .cache
+            .to_compile(EngineId::QuickJs, sha, body, pinned)?
+        else {
             return Ok(());
-        }
-        let flags =
-            super::shebang_flags(EngineId::QuickJs, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let compiled = self.vm.compile(&wrap(body));
         if self.vm.jobs_pending() {
             // Code that ran at load time queued jobs: they must never run in a script.
@@ -330,10 +326,6 @@ impl Engine for QuickJs {
             self.vm.free_value(gone.func);
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -359,10 +351,6 @@ impl Engine for QuickJs {
         self.vm.memory_used()
     }
 
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
-    }
-
     fn load_library(
         &mut self,
         lib: super::function::LibId,
@@ -383,7 +371,7 @@ impl Engine for QuickJs {
         args: Args,
     ) {
         let Some(mut f) = self.functions.take() else {
-            run.ctx.out.error("ERR Function not found");
+            run.out().error("ERR Function not found");
             return;
         };
         match f.libs.get(&lib).and_then(|c| c.get(index)).copied() {
@@ -398,7 +386,7 @@ impl Engine for QuickJs {
                     f.rebuild();
                 }
             }
-            None => run.ctx.out.error("ERR Function not found"),
+            None => run.out().error("ERR Function not found"),
         }
         self.functions = Some(f);
     }

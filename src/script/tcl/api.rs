@@ -330,40 +330,41 @@ pub unsafe fn write_result(interp: *mut Interp, v: *mut Obj, resp: u8, sink: &mu
     match goblin_jim_kind(v) {
         TAG_STATUS => sink.status(bytes(v)),
         TAG_ERROR => sink.error(bytes(v)),
-        TAG_NIL => sink.out.null(),
+        TAG_NIL => sink.null(),
+        // Unlike a Lua boolean, a true one stays a boolean in RESP2.
         TAG_BOOL => match (bytes(v) == b"1", resp) {
-            (false, 2) => sink.out.null(),
-            (b, _) => sink.out.bool(b),
+            (false, 2) => sink.null(),
+            (b, _) => sink.resp3_boolean(b),
         },
         TAG_DOUBLE => {
             let mut d = 0f64;
             Jim_GetDouble(interp, v, &mut d);
-            sink.out.double(d);
+            sink.double(d);
         }
         TAG_BIG_NUMBER => sink.big_number(bytes(v)),
         TAG_MAP => write_elements(interp, goblin_jim_inner(v), resp, sink),
         TAG_SET => {
             let inner = goblin_jim_inner(v);
-            sink.out.set(Jim_ListLength(interp, inner) as usize);
+            sink.set(Jim_ListLength(interp, inner) as usize);
             write_list_items(interp, inner, resp, sink);
         }
         KIND_INT => {
             let mut n = 0i64;
             Jim_GetWide(interp, v, &mut n);
-            sink.out.int(n);
+            sink.int(n);
         }
         KIND_DOUBLE => {
             // A Tcl double replies an integer, truncated toward zero, as a Lua number does.
             let mut d = 0f64;
             Jim_GetDouble(interp, v, &mut d);
-            sink.out.int(d as i64);
+            sink.int(d as i64);
         }
         KIND_LIST => {
-            sink.out.array(Jim_ListLength(interp, v) as usize);
+            sink.array(Jim_ListLength(interp, v) as usize);
             write_list_items(interp, v, resp, sink);
         }
         KIND_DICT => write_elements(interp, v, resp, sink),
-        _ => sink.out.bulk(bytes(v)),
+        _ => sink.bulk(bytes(v)),
     }
     sink.leave();
 }
@@ -379,11 +380,11 @@ unsafe fn write_elements(interp: *mut Interp, v: *mut Obj, resp: u8, sink: &mut 
     let mut len: c_int = 0;
     let pairs = Jim_DictPairs(interp, v, &mut len);
     if pairs.is_null() {
-        sink.out.map(0);
+        sink.map(0);
         return;
     }
     let pairs = std::slice::from_raw_parts(pairs, len.max(0) as usize);
-    sink.out.map(pairs.len() / 2);
+    sink.map(pairs.len() / 2);
     for &p in pairs {
         write_result(interp, p, resp, sink);
     }

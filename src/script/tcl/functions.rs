@@ -93,11 +93,11 @@ impl Functions {
     /// a script.
     pub fn call(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
         let Some(library) = self.libs.get_mut(&lib) else {
-            run.ctx.out.error("ERR Function not found");
+            run.out().error("ERR Function not found");
             return;
         };
         let Some(callback) = library.callbacks.get(index) else {
-            run.ctx.out.error("ERR Function not found");
+            run.out().error("ERR Function not found");
             return;
         };
         let _in = InArena::enter(library.arena);

@@ -265,12 +265,12 @@ enum After {
 /// Runs the command `objv` (a script's proc, or a function's callback, then the keys and the
 /// arguments) as a script run in `interp`: the interrupt hook asks `run`'s budget, allocations are
 /// capped at `tcl-memory-limit`, and the result or the error (naming `run.script_name()`) is
-/// written to `run.ctx.out`.
+/// written to `run.out()`.
 ///
 /// # Safety
 /// `interp` is live and its arena the current one; `objv` are objects of it.
 unsafe fn execute(interp: *mut Interp, objv: &[*mut Obj], run: &mut Run) -> After {
-    let limit = run.ctx.srv.config.tcl_memory_limit as usize;
+    let limit = run.config().tcl_memory_limit as usize;
     HOOKS.with(|h| {
         // CONFIG SET tcl-memory-limit takes effect from the next call.
         h.limit.set(limit);
@@ -294,11 +294,11 @@ unsafe fn execute(interp: *mut Interp, objv: &[*mut Obj], run: &mut Run) -> Afte
     // stop abandoned is not read).
     if stopped == Stopped::No && matches!(rc, JIM_OK | JIM_RETURN) {
         let result = goblin_jim_result(interp);
-        api::write_result(interp, result, resp, &mut Sink::new(run.ctx.out));
+        api::write_result(interp, result, resp, &mut Sink::new(run.out()));
     } else {
         // Errors name the script (a copy: the sink borrows the run's reply).
         let name = run.script_name().to_string();
-        let mut sink = Sink::new(run.ctx.out);
+        let mut sink = Sink::new(run.out());
         match (stopped, rc) {
             (Stopped::Killed, _) => sink.error(format!("{KILLED_ERROR} script: {name}").as_bytes()),
             (Stopped::OutOfMemory, _) => sink.error(
@@ -411,18 +411,12 @@ fn proc_name(interp: *mut Interp, body: &[u8]) -> *mut Obj {
 }
 
 impl Engine for Tcl {
-    fn id(&self) -> EngineId {
-        EngineId::Tcl
-    }
+    super::cache::engine_methods!(Tcl);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Tcl, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Tcl, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let name = proc_name(self.vm.interp, body);
         if let Err(e) = self.vm.define(name, body) {
             // SAFETY: our reference.
@@ -442,10 +436,6 @@ impl Engine for Tcl {
             self.vm.mark_clean();
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -477,10 +467,6 @@ impl Engine for Tcl {
     fn memory(&self) -> usize {
         // SAFETY: reads the EVAL interpreter's counter.
         unsafe { goblin_jim_arena_used(ptr::null_mut()) }
-    }
-
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
     }
 
     fn load_library(

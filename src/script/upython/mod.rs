@@ -213,7 +213,7 @@ impl MicroPython {
     }
 
     fn start(&mut self, heap: usize) {
-        let num = redis_version_num();
+        let num = super::redis_api::redis_version_num();
         // SAFETY: this instance owns the process's VM (VM_TAKEN), which is not running.
         let st = unsafe {
             goblin_upy_init(
@@ -241,7 +241,7 @@ impl MicroPython {
 
     /// CONFIG SET upython-memory-limit: a new heap before the next script or function.
     fn follow_limit(&mut self, run: &Run) {
-        let heap = run.ctx.srv.config.upython_memory_limit as usize;
+        let heap = run.config().upython_memory_limit as usize;
         if heap != self.heap {
             self.restart(heap);
         }
@@ -249,7 +249,7 @@ impl MicroPython {
 
     /// The error of a script or function whose code no longer fits the heap.
     fn no_room(&self, run: &mut Run, what: &str) {
-        run.ctx.out.error(&format!(
+        run.out().error(&format!(
             "ERR Error compiling {what}: not enough memory (upython-memory-limit is {} bytes)",
             self.heap
         ));
@@ -268,7 +268,7 @@ impl MicroPython {
     ) {
         fill(&mut self.keys, keys);
         fill(&mut self.argv, argv);
-        let mark = (run.ctx.out.buf.len(), run.ctx.out.errors.len());
+        let mark = (run.out().buf.len(), run.out().errors.len());
         TICKS.with(|t| t.set(CHECK_EVERY));
         KILLED.with(|k| k.set(false));
         let run_ptr = run as *mut Run as *mut c_void;
@@ -299,13 +299,10 @@ impl MicroPython {
         self.keys.clear();
         self.argv.clear();
         if KILLED.with(|k| k.replace(false)) {
-            run.ctx.out.truncate(mark.0);
-            run.ctx.out.errors.truncate(mark.1);
-            run.ctx.out.error(&format!(
-                "{} script: {}",
-                super::KILLED_ERROR,
-                run.script_name()
-            ));
+            run.out().truncate(mark.0);
+            run.out().errors.truncate(mark.1);
+            let msg = format!("{} script: {}", super::KILLED_ERROR, run.script_name());
+            run.out().error(&msg);
         }
         collect_if_full();
     }
@@ -332,14 +329,6 @@ impl Drop for MicroPython {
             VM_TAKEN.store(false, Ordering::Release);
         }
     }
-}
-
-fn redis_version_num() -> u32 {
-    let mut parts = REDIS_VERSION
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    let mut next = || parts.next().unwrap_or(0);
-    (next() << 16) | (next() << 8) | next()
 }
 
 /// The body as the module source `load` compiles: `def __script(KEYS, ARGV):` and every line of the
@@ -398,9 +387,7 @@ fn compile(body: &[u8]) -> Result<c_long, String> {
 }
 
 impl Engine for MicroPython {
-    fn id(&self) -> EngineId {
-        EngineId::MicroPython
-    }
+    super::cache::engine_methods!(MicroPython);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
         if self.cache.loaded(sha, pinned) {
@@ -421,10 +408,6 @@ impl Engine for MicroPython {
             unsafe { goblin_upy_release(gone.slot) };
         }
         Ok(())
-    }
-
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
     }
 
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
@@ -463,10 +446,6 @@ impl Engine for MicroPython {
         used
     }
 
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
-    }
-
     fn load_library(
         &mut self,
         lib: super::function::LibId,
@@ -488,7 +467,7 @@ impl Engine for MicroPython {
     ) {
         self.follow_limit(run);
         match self.libs.slot(lib, index) {
-            None => run.ctx.out.error("ERR Function not found"),
+            None => run.out().error("ERR Function not found"),
             Some(slot) if slot < 0 => self.no_room(run, "function"),
             Some(slot) => self.invoke(run, (slot, index as c_long), "user_function", keys, args),
         }
@@ -683,7 +662,7 @@ unsafe extern "C" fn goblin_upy_out(
         // SAFETY: the script is over; `run` is not borrowed elsewhere until `goblin_upy_run` ends.
         let run = unsafe { &mut *(out.run as *mut Run) };
         out.resp = run.resp;
-        out.sink = Some(Sink::new(&mut *run.ctx.out));
+        out.sink = Some(Sink::new(run.out()));
     }
     let (heap, file) = (out.heap, out.file);
     // SAFETY: as above; only the name (the function's, else the sha) is read, on error paths.
@@ -692,26 +671,22 @@ unsafe extern "C" fn goblin_upy_out(
     let resp = out.resp;
     let sink = out.sink.as_mut().expect("made above");
     match op {
-        OUT_INT => sink.out.int(i),
+        OUT_INT => sink.int(i),
         // A float replies as an integer, truncated toward zero (as Redis's Lua numbers).
-        OUT_FLOAT => sink.out.int(crate::script::codec::cast_i64(d)),
-        OUT_BULK => sink.out.bulk(bytes),
-        OUT_NULL => sink.out.null(),
-        OUT_BOOL => match (resp, i != 0) {
-            (3, b) => sink.out.bool(b),
-            (_, true) => sink.out.int(1),
-            (_, false) => sink.out.null(),
-        },
-        OUT_DOUBLE => sink.out.double(d),
-        OUT_ARRAY => sink.out.array(i as usize),
-        OUT_MAP => sink.out.map(i as usize),
-        OUT_SET => sink.out.set(i as usize),
+        OUT_FLOAT => sink.number(d),
+        OUT_BULK => sink.bulk(bytes),
+        OUT_NULL => sink.null(),
+        OUT_BOOL => sink.boolean(i != 0, resp),
+        OUT_DOUBLE => sink.double(d),
+        OUT_ARRAY => sink.array(i as usize),
+        OUT_MAP => sink.map(i as usize),
+        OUT_SET => sink.set(i as usize),
         OUT_STATUS => sink.status(bytes),
         OUT_ERROR => sink.error(bytes),
         OUT_BIG => sink.big_number(bytes),
         OUT_ENTER => return sink.enter() as c_int,
         OUT_LEAVE => sink.leave(),
-        OUT_UNSUPPORTED => sink.out.error(&format!(
+        OUT_UNSUPPORTED => sink.error_message(&format!(
             "ERR MicroPython script returned an unsupported value ({})",
             String::from_utf8_lossy(bytes)
         )),
@@ -726,19 +701,18 @@ unsafe extern "C" fn goblin_upy_out(
                 format!("ERR {text}")
             };
             if i > 0 {
-                sink.out
-                    .error(&format!("{text} script: {}, on {file}:{i}.", name()));
+                sink.error_message(&format!("{text} script: {}, on {file}:{i}.", name()));
             } else {
-                sink.out.error(&format!("{text} script: {}", name()));
+                sink.error_message(&format!("{text} script: {}", name()));
             }
         }
-        OUT_RAISED_MEMORY => sink.out.error(&format!(
+        OUT_RAISED_MEMORY => sink.error_message(&format!(
             "ERR Out of memory running script (upython-memory-limit is {heap} bytes) script: {}",
             name()
         )),
         OUT_FAILED => {
-            sink.out.truncate(out.mark);
-            sink.out.error(&format!(
+            sink.truncate(out.mark);
+            sink.error_message(&format!(
                 "ERR MicroPython script's reply could not be converted script: {}",
                 name()
             ));
@@ -779,6 +753,15 @@ impl Builder {
     }
 }
 
+/// The builder ops that begin an aggregate of `kind` and add an item to it.
+fn aggregate_ops(kind: Aggregate) -> (c_int, c_int) {
+    match kind {
+        Aggregate::Array => (B_LIST, B_ITEM_LIST),
+        Aggregate::Map => (B_DICT, B_ITEM_DICT),
+        Aggregate::Set => (B_SET, B_ITEM_SET),
+    }
+}
+
 impl ReplyBuilder for Builder {
     fn int(&mut self, n: i64) {
         self.op(B_INT, n, 0.0, &[]);
@@ -810,20 +793,10 @@ impl ReplyBuilder for Builder {
         self.op(B_BYTES, 0, 0.0, text);
     }
     fn begin(&mut self, kind: Aggregate, _len: usize) {
-        let op = match kind {
-            Aggregate::Array => B_LIST,
-            Aggregate::Map => B_DICT,
-            Aggregate::Set => B_SET,
-        };
-        self.op(op, 0, 0.0, &[]);
+        self.op(aggregate_ops(kind).0, 0, 0.0, &[]);
     }
     fn item(&mut self, kind: Aggregate, _index: usize) {
-        let op = match kind {
-            Aggregate::Array => B_ITEM_LIST,
-            Aggregate::Map => B_ITEM_DICT,
-            Aggregate::Set => B_ITEM_SET,
-        };
-        self.op(op, 0, 0.0, &[]);
+        self.op(aggregate_ops(kind).1, 0, 0.0, &[]);
     }
     fn end(&mut self, _kind: Aggregate) {}
 }

@@ -10,6 +10,7 @@ use std::ffi::{c_char, c_int, CStr};
 use super::ffi::*;
 use super::{current, state};
 use crate::script::cache::sha1_hex;
+use crate::script::redis_api::log_level;
 use crate::script::resp::{walk, Aggregate, ReplyBuilder};
 use crate::util::fmt_g17;
 
@@ -209,12 +210,8 @@ unsafe extern "C" fn log(vm: *mut WrenVM) {
             if wrenGetSlotType(vm, 1) != WREN_TYPE_NUM {
                 return raise(vm, "First argument must be a number (log level).");
             }
-            let level = match wrenGetSlotDouble(vm, 1) as i64 {
-                0 => crate::log::Level::Debug,
-                1 => crate::log::Level::Verbose,
-                2 => crate::log::Level::Notice,
-                3 => crate::log::Level::Warning,
-                _ => return raise(vm, "Invalid debug level."),
+            let Some(level) = log_level(wrenGetSlotDouble(vm, 1) as i64) else {
+                return raise(vm, "Invalid debug level.");
             };
             let mut msg = Vec::new();
             if !push_arg(vm, 2, &mut msg) {

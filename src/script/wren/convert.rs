@@ -13,7 +13,6 @@
 use std::ffi::c_int;
 
 use super::ffi::*;
-use crate::script::codec::cast_i64;
 use crate::script::Sink;
 
 /// Writes the value in `slot` (slots above it are free) to the sink.
@@ -23,22 +22,15 @@ use crate::script::Sink;
 pub unsafe fn reply(vm: *mut WrenVM, slot: c_int, sink: &mut Sink, resp: u8) {
     unsafe {
         match wrenGetSlotType(vm, slot) {
-            WREN_TYPE_STRING => sink.out.bulk(get_bytes(vm, slot)),
-            WREN_TYPE_NUM => sink.out.int(cast_i64(wrenGetSlotDouble(vm, slot))),
-            WREN_TYPE_BOOL => {
-                let b = wrenGetSlotBool(vm, slot);
-                match (resp, b) {
-                    (3, _) => sink.out.bool(b),
-                    (_, true) => sink.out.int(1),
-                    (_, false) => sink.out.null(),
-                }
-            }
+            WREN_TYPE_STRING => sink.bulk(get_bytes(vm, slot)),
+            WREN_TYPE_NUM => sink.number(wrenGetSlotDouble(vm, slot)),
+            WREN_TYPE_BOOL => sink.boolean(wrenGetSlotBool(vm, slot), resp),
             WREN_TYPE_LIST => {
                 if !sink.enter() {
                     return;
                 }
                 let n = wrenGetListCount(vm, slot);
-                sink.out.array(n as usize);
+                sink.array(n as usize);
                 wrenEnsureSlots(vm, slot + 2);
                 for i in 0..n {
                     wrenGetListElement(vm, slot, i, slot + 1);
@@ -53,7 +45,7 @@ pub unsafe fn reply(vm: *mut WrenVM, slot: c_int, sink: &mut Sink, resp: u8) {
                 map_reply(vm, slot, sink);
                 sink.leave();
             }
-            _ => sink.out.null(),
+            _ => sink.null(),
         }
     }
 }
@@ -80,7 +72,7 @@ unsafe fn map_reply(vm: *mut WrenVM, slot: c_int, sink: &mut Sink) {
             return sink.status(get_bytes(vm, slot + 2));
         }
         if field(vm, slot, b"double") == Some(WREN_TYPE_NUM) {
-            return sink.out.double(wrenGetSlotDouble(vm, slot + 2));
+            return sink.double(wrenGetSlotDouble(vm, slot + 2));
         }
         if field(vm, slot, b"big_number") == Some(WREN_TYPE_STRING) {
             return sink.big_number(get_bytes(vm, slot + 2));
@@ -92,7 +84,7 @@ unsafe fn map_reply(vm: *mut WrenVM, slot: c_int, sink: &mut Sink) {
             Some(WREN_TYPE_MAP) => return entries(vm, slot + 2, sink, true),
             Some(WREN_TYPE_LIST) => {
                 let n = wrenGetListCount(vm, slot + 2);
-                sink.out.set(n as usize);
+                sink.set(n as usize);
                 for i in 0..n {
                     wrenGetListElement(vm, slot + 2, i, slot + 3);
                     reply(vm, slot + 3, sink, 3);
@@ -124,9 +116,9 @@ unsafe fn entries(vm: *mut WrenVM, slot: c_int, sink: &mut Sink, keys_only: bool
     unsafe {
         let n = wrenGetMapCount(vm, slot) as usize;
         if keys_only {
-            sink.out.set(n);
+            sink.set(n);
         } else {
-            sink.out.map(n);
+            sink.map(n);
         }
         wrenEnsureSlots(vm, slot + 4);
         let (key, value) = (slot + 1, slot + 2);

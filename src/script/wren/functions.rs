@@ -154,11 +154,11 @@ impl Functions {
     /// `Engine::call_function` for Wren.
     pub fn call(&mut self, run: &mut Run, lib: LibId, index: usize, args: [Args; 2]) {
         let Some(library) = self.libs.get(&lib) else {
-            run.ctx.out.error("ERR Function not found");
+            run.out().error("ERR Function not found");
             return;
         };
         let Some(&callback) = library.callbacks.get(index) else {
-            run.ctx.out.error("ERR Function not found");
+            run.out().error("ERR Function not found");
             return;
         };
         let module = library.module.as_bytes();

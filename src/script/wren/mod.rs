@@ -358,7 +358,7 @@ impl Vm {
 
     /// Calls `method` on `receiver` with lists of `keys` and `argv` under the budget and the
     /// memory limit, and writes the result, or the error naming `run.script_name()` and a line
-    /// of `file` (`module`'s lines), to `run.ctx.out`: EVAL's and FCALL's one path.
+    /// of `file` (`module`'s lines), to `run.out()`: EVAL's and FCALL's one path.
     fn call(
         &mut self,
         run: &mut Run,
@@ -370,7 +370,7 @@ impl Vm {
         let vm = self.raw;
         self.begin(module);
         // CONFIG SET wren-memory-limit takes effect from the next call.
-        self.state.limit = run.ctx.srv.config.wren_memory_limit as usize;
+        self.state.limit = run.config().wren_memory_limit as usize;
         let run_ptr = run as *mut Run as *mut c_void;
         // SAFETY: slots are set up for the call handle (receiver, keys, argv); host functions and
         // safe points reach the `Run` through CURRENT only while `wrenCall` runs.
@@ -388,19 +388,19 @@ impl Vm {
         };
         if st == WREN_RESULT_SUCCESS {
             let resp = run.resp;
-            let mut sink = Sink::new(run.ctx.out);
+            let mut sink = Sink::new(run.out());
             // SAFETY: after a successful call the result is in slot 0 (no slot at all if the
             // script's fiber yielded or suspended instead of returning: nil).
             unsafe {
                 if wrenGetSlotCount(vm) == 0 {
-                    sink.out.null();
+                    sink.null();
                 } else {
                     convert::reply(vm, 0, &mut sink, resp);
                 }
             }
         } else {
             let text = self.error_text(run.script_name(), file);
-            run.ctx.out.error(&text);
+            run.out().error(&text);
         }
         let st = &*self.state;
         if st.limit > 0 && st.heap.used() > st.limit / 2 {
@@ -532,18 +532,12 @@ unsafe fn set_list(vm: *mut WrenVM, slot: c_int, scratch: c_int, args: Args) {
 }
 
 impl Engine for Wren {
-    fn id(&self) -> EngineId {
-        EngineId::Wren
-    }
+    super::cache::engine_methods!(Wren);
 
     fn load(&mut self, sha: &Sha, body: &[u8], pinned: bool) -> Result<(), String> {
-        if self.cache.contains(sha) {
-            if pinned {
-                self.cache.pin(sha);
-            }
+        let Some(flags) = self.cache.to_compile(EngineId::Wren, sha, body, pinned)? else {
             return Ok(());
-        }
-        let flags = super::shebang_flags(EngineId::Wren, body).map_err(|e| format!("ERR {e}"))?;
+        };
         let source = wrap(body)?;
         let module = CString::new(&sha[..]).expect("hex digits");
         self.vm.begin(sha);
@@ -588,10 +582,6 @@ impl Engine for Wren {
         Ok(())
     }
 
-    fn flags(&self, sha: &Sha) -> Option<super::Flags> {
-        self.cache.flags(sha)
-    }
-
     fn run(&mut self, run: &mut Run, sha: &Sha, keys: Args, argv: Args) -> bool {
         let Some(class) = self.cache.get(sha).map(|c| c.class) else {
             return false;
@@ -617,10 +607,6 @@ impl Engine for Wren {
         self.vm.state.heap.used()
     }
 
-    fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
-    }
-
     fn load_library(&mut self, lib: LibId, code: &[u8]) -> Result<Vec<Registered>, String> {
         let limit = self.vm.state.limit;
         self.functions
@@ -631,7 +617,7 @@ impl Engine for Wren {
     fn call_function(&mut self, run: &mut Run, lib: LibId, index: usize, keys: Args, args: Args) {
         match self.functions.as_mut() {
             Some(f) => f.call(run, lib, index, [keys, args]),
-            None => run.ctx.out.error("ERR Function not found"),
+            None => run.out().error("ERR Function not found"),
         }
     }
 

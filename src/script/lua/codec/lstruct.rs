@@ -359,19 +359,8 @@ pub fn size(args: &[SValue]) -> Result<usize, LuaErr> {
 mod tests {
     //! Every expected output and error text below was recorded from Redis 7.0.15
     //! (`redis-cli eval "return hex(struct.pack(...))" 0` and friends).
+    use super::super::test_values::*;
     use super::*;
-
-    fn num(x: f64) -> SValue {
-        SValue::Num(x)
-    }
-
-    fn s(x: &[u8]) -> SValue {
-        SValue::Str(x.to_vec())
-    }
-
-    fn hex(b: &[u8]) -> String {
-        b.iter().map(|c| format!("{c:02x}")).collect()
-    }
 
     /// `struct.pack(fmt, nums...)` as hex.
     fn p(fmt: &str, xs: &[f64]) -> String {
@@ -597,10 +586,6 @@ mod tests {
 
     fn ub(fmt: &str, data: &[u8]) -> Result<Vec<SValue>, LuaErr> {
         unpack(&[s(fmt.as_bytes()), s(data)])
-    }
-
-    fn nums(xs: &[f64]) -> Vec<SValue> {
-        xs.iter().map(|x| num(*x)).collect()
     }
 
     #[test]

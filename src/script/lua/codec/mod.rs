@@ -1,7 +1,8 @@
 //! The three C libraries Redis 7.0 gives Lua scripts — `cjson`, `cmsgpack` and `struct` — as pure
-//! Rust codecs over an engine-neutral value graph. The scripting glue converts Lua values to a
-//! [`Graph`] + [`SValue`], calls a codec, converts the result back, and raises errors as described
-//! on [`LuaErr`]. Behaviour (bytes out, error texts) follows the C modules as built into Redis 7.0.15
+//! Rust codecs, used by the Lua 5.1 engine only (its glue is `lua/libs.rs`). They work on a value
+//! graph of their own rather than on the Lua stack: the glue converts Lua values to a [`Graph`] +
+//! [`SValue`], calls a codec, converts the result back, and raises errors as described on
+//! [`LuaErr`]. Behaviour (bytes out, error texts) follows the C modules as built into Redis 7.0.15
 //! on x86-64 Linux, including their undefined-behaviour corners (double-to-integer casts), which are
 //! emulated explicitly.
 //!
@@ -26,6 +27,8 @@
 //! at most 16 levels.
 
 use std::collections::HashMap;
+
+use crate::script::sink::cast_i64;
 
 pub mod cjson;
 pub mod cmsgpack;
@@ -388,15 +391,6 @@ pub fn lua_str2number(s: &[u8]) -> Option<f64> {
 /// 2^63.
 const TWO63: f64 = (1u64 << 63) as f64;
 
-/// `(int64_t)x` as x86-64 computes it (`cvttsd2si`): out of range and NaN give `i64::MIN`.
-pub fn cast_i64(x: f64) -> i64 {
-    if x.is_nan() || !(-TWO63..TWO63).contains(&x) {
-        i64::MIN
-    } else {
-        x as i64
-    }
-}
-
 /// `(int)x` as x86-64 computes it: out of range and NaN give `i32::MIN`.
 pub fn cast_i32(x: f64) -> i32 {
     if x.is_nan() || x >= 2_147_483_648.0 || x <= -2_147_483_649.0 {
@@ -490,6 +484,35 @@ impl TableBuilder {
 
     pub(crate) fn finish(self) -> Vec<(SValue, SValue)> {
         self.pairs.into_iter().flatten().collect()
+    }
+}
+
+/// Values the codecs' tests build.
+#[cfg(test)]
+mod test_values {
+    use super::{Graph, SValue};
+
+    pub fn num(x: f64) -> SValue {
+        SValue::Num(x)
+    }
+
+    pub fn nums(xs: &[f64]) -> Vec<SValue> {
+        xs.iter().map(|x| num(*x)).collect()
+    }
+
+    pub fn s(x: impl AsRef<[u8]>) -> SValue {
+        SValue::Str(x.as_ref().to_vec())
+    }
+
+    pub fn hex(b: &[u8]) -> String {
+        b.iter().map(|c| format!("{c:02x}")).collect()
+    }
+
+    /// A graph holding one table with `pairs`.
+    pub fn table(pairs: Vec<(SValue, SValue)>) -> (Graph, SValue) {
+        let mut g = Graph::default();
+        let t = g.add(pairs);
+        (g, SValue::Table(t))
     }
 }
 

@@ -539,32 +539,11 @@ pub fn unpack_limit_lua(args: &[SValue]) -> Result<(Graph, Vec<SValue>), LuaErr>
 mod tests {
     //! Every expected output and error text below was recorded from Redis 7.0.15
     //! (`redis-cli eval "return hex(cmsgpack.pack(...))" 0` and friends).
+    use super::super::test_values::*;
     use super::*;
-
-    fn num(x: f64) -> SValue {
-        SValue::Num(x)
-    }
-
-    fn s(x: &[u8]) -> SValue {
-        SValue::Str(x.to_vec())
-    }
-
-    fn hex(b: &[u8]) -> String {
-        b.iter().map(|c| format!("{c:02x}")).collect()
-    }
 
     fn pack_hex(g: &Graph, vals: &[SValue]) -> String {
         hex(&pack(g, vals).unwrap())
-    }
-
-    fn nums(xs: &[f64]) -> Vec<SValue> {
-        xs.iter().map(|x| num(*x)).collect()
-    }
-
-    fn table(pairs: Vec<(SValue, SValue)>) -> (Graph, SValue) {
-        let mut g = Graph::default();
-        let t = g.add(pairs);
-        (g, SValue::Table(t))
     }
 
     #[test]
@@ -640,7 +619,7 @@ mod tests {
         assert_eq!(pack_hex(&g, &[SValue::Other("function")]), "c0");
         assert_eq!(pack_hex(&g, &[s(b"")]), "a0");
         assert_eq!(
-            pack_hex(&g, &[s(&[b'a'; 31])]),
+            pack_hex(&g, &[s([b'a'; 31])]),
             format!("bf{}", "61".repeat(31))
         );
         for (n, head) in [
@@ -650,7 +629,7 @@ mod tests {
             (65535, "daffff"),
             (65536, "db00010000"),
         ] {
-            let out = pack_hex(&g, &[s(&vec![b'a'; n])]);
+            let out = pack_hex(&g, &[s(vec![b'a'; n])]);
             assert_eq!(out, format!("{head}{}", "61".repeat(n)), "{n}");
         }
         assert_eq!(
