@@ -156,3 +156,408 @@ fn rdb_files_cross_load_and_pass_check_rdb() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&rdir);
 }
+
+/// Every command, option and error of XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM and XSETID,
+/// byte for byte in RESP2 and RESP3 (IDs explicit where Redis's would be the clock's).
+#[test]
+fn commands_match_redis() {
+    compare_both(&[
+        &[
+            "XADD s 1-1 a 1 b 2",
+            "XADD s 1-2 a 3 b 4",
+            "XADD s 1-* c 5",
+            "XADD s 2-* c 6",
+            "XADD s 2-5 a x",
+            "XADD s 2-5 a x",
+            "XADD s 1-9 a x",
+            "XADD s 0-0 a x",
+            "XADD s 0 a x",
+            "XADD s 3 a x",
+            "XADD s 3-0 a x",
+            "XADD s 4-1 a",
+            "XADD s 4-1 a b c",
+            "XADD s - a b",
+            "XADD s + a b",
+            "XADD s abc a b",
+            "XADD s 4-x a b",
+            "XADD s 4-1-1 a b",
+            "XADD s 18446744073709551616-0 a b",
+            "XADD s 0004-7 a b",
+            "XADD s +5-1 a b",
+            "XADD s \" 6-1\" a b",
+            "XADD s 10--0 a b",
+            "XADD s 11--00005 a b",
+            "XADD s 12-\t7 a b",
+            "XADD s 13- a b",
+            "XRANGE s - 18446744073709551616",
+            "XRANGE s 10 11-18446744073709551615",
+            "XLEN s",
+            "XLEN nokey",
+            "XRANGE s - +",
+            "XREVRANGE s + -",
+            "XRANGE s 1 1",
+            "XRANGE s (1-1 +",
+            "XRANGE s - (2-5",
+            "XREVRANGE s (2-5 (1-1",
+            "XRANGE s - + COUNT 2",
+            "XREVRANGE s + - COUNT 2",
+            "XRANGE s - + COUNT 0",
+            "XRANGE s - + COUNT -5",
+            "XRANGE s - + COUNT",
+            "XRANGE s - + COUNT x",
+            "XRANGE s - + LIMIT 1",
+            "XRANGE s ( +",
+            "XRANGE s (- +",
+            "XRANGE s - (+",
+            "XRANGE s (18446744073709551615-18446744073709551615 +",
+            "XRANGE s - (0-0",
+            "XRANGE s 5 1",
+            "XRANGE s x +",
+            "XRANGE nokey - +",
+            "XRANGE nokey - + COUNT 0",
+            "XREVRANGE nokey + -",
+            "XRANGE s -",
+            "XDEL s 1-2 2-5 9-9",
+            "XDEL s 1-2",
+            "XDEL s x",
+            "XDEL nokey x",
+            "XRANGE s - +",
+            "XLEN s",
+            "SET str v",
+            "XADD str * a b",
+            "XLEN str",
+            "XRANGE str - +",
+            "XDEL str 1-1",
+            "XTRIM str MAXLEN 1",
+            "XSETID str 1-1",
+            "TYPE s",
+            "OBJECT ENCODING s",
+        ],
+        &[
+            "XADD s NOMKSTREAM 1-1 a b",
+            "EXISTS s",
+            "XADD s NOMKSTREAM",
+            "XADD s MAXLEN",
+            "XADD s MAXLEN 5",
+            "XADD s MAXLEN x 1-1 a b",
+            "XADD s MAXLEN -1 1-1 a b",
+            "XADD s MAXLEN 1 MINID 0 1-1 a b",
+            "XADD s MINID 1 MAXLEN 0 1-1 a b",
+            "XADD s LIMIT 10 1-1 a b",
+            "XADD s MAXLEN 5 LIMIT 10 1-1 a b",
+            "XADD s MAXLEN = 5 LIMIT 10 1-1 a b",
+            "XADD s MAXLEN ~ 5 LIMIT -1 1-1 a b",
+            "XADD s MAXLEN ~ 5 LIMIT x 1-1 a b",
+            "XADD s MINID x 1-1 a b",
+            "XADD s MINID - 1-1 a b",
+            "EXISTS s",
+            "XADD s MAXLEN 2 1-1 a 1",
+            "XADD s MAXLEN 2 2-1 a 2",
+            "XADD s MAXLEN 2 3-1 a 3",
+            "XADD s MAXLEN = 2 4-1 a 4",
+            "XADD s MINID 4 5-1 a 5",
+            "XADD s MINID = 5-1 6-1 a 6",
+            "XADD s maxlen ~ 1 limit 0 7-1 a 7",
+            "XRANGE s - +",
+            "XADD s MINID 3 NOMKSTREAM 8-1 a 8",
+            "XLEN s",
+            "XADD s MAXLEN 0 9-1 a 9",
+            "XLEN s",
+            "XRANGE s - +",
+            "XADD s 9-1 a b",
+            "XADD s 9-* a b",
+        ],
+        &[
+            "CONFIG SET stream-node-max-entries 3",
+            "XADD s 1 f v",
+            "XADD s 2 f v",
+            "XADD s 3 f v",
+            "XADD s 4 f v",
+            "XADD s 5 f v",
+            "XADD s 6 f v",
+            "XADD s 7 f v",
+            "XADD s 8 f v",
+            "XADD s 9 f v",
+            "XADD s 10 f v",
+            "XTRIM s MAXLEN ~ 8",
+            "XLEN s",
+            "XTRIM s MAXLEN ~ 5",
+            "XLEN s",
+            "XTRIM s MINID ~ 9",
+            "XLEN s",
+            "XTRIM s MINID ~ 10 LIMIT 1",
+            "XTRIM s MAXLEN 3",
+            "XRANGE s - +",
+            "XTRIM s MINID 10",
+            "XRANGE s - +",
+            "XTRIM s MINID 10",
+            "XTRIM nokey MAXLEN 0",
+            "XTRIM s",
+            "XTRIM s LIMIT 3",
+            "XTRIM s MAXLEN 1 LIMIT 3",
+            "XTRIM s MAXLEN ~ 1 LIMIT 3 extra",
+            "XTRIM s MAXLEN -1",
+            "XTRIM s MINID +",
+            "XTRIM s MAXLEN 1 MINID 1",
+            "XTRIM s BOGUS 1",
+            "XTRIM s MAXLEN ~",
+            "XTRIM s MAXLEN 0",
+            "XLEN s",
+            "EXISTS s",
+            "XADD s 11 f v",
+            "DEBUG DIGEST-VALUE s",
+            "CONFIG SET stream-node-max-entries 100",
+        ],
+        &[
+            "XSETID nokey 1-1",
+            "XADD s 5-5 a b",
+            "XADD s 6-6 a b",
+            "XSETID s 6-5",
+            "XSETID s 6-6",
+            "XSETID s 7",
+            "XADD s 7-* a b",
+            "XSETID s 100-0 ENTRIESADDED 1",
+            "XSETID s 100-0 ENTRIESADDED -1",
+            "XSETID s 100-0 ENTRIESADDED x",
+            "XSETID s 100-0 MAXDELETEDID 200-0",
+            "XSETID s 100-0 MAXDELETEDID x",
+            "XSETID s 100-0 ENTRIESADDED",
+            "XSETID s 100-0 BOGUS 1",
+            "XSETID s - ",
+            "XSETID s 100-0 ENTRIESADDED 10 MAXDELETEDID 50-0",
+            "XADD s 100-0 a b",
+            "XADD s 100-* a b",
+            "XDEL s 5-5 6-6 100-1",
+            "XLEN s",
+            "XSETID s 1-0",
+            "XSETID s 18446744073709551615-18446744073709551615",
+            "XADD s * a b",
+            "XADD s 5 a b",
+            "XADD e MAXLEN 0 1-1 a b",
+            "XSETID e 0-1",
+            "XLEN e",
+        ],
+    ]);
+}
+
+/// The incr files of an AOF directory, in manifest order, with every clock-made ID (13 digits of
+/// milliseconds) masked.
+fn incr_log(dir: &std::path::Path) -> String {
+    let ad = dir.join("appendonlydir");
+    let manifest = std::fs::read_to_string(ad.join("appendonly.aof.manifest")).unwrap();
+    let mut text = String::new();
+    for name in manifest
+        .lines()
+        .filter(|l| l.ends_with("type i"))
+        .filter_map(|l| l.split(' ').nth(1))
+    {
+        text += &String::from_utf8_lossy(&std::fs::read(ad.join(name)).unwrap());
+    }
+    text.split("\r\n")
+        .filter(|l| !l.starts_with('$'))
+        .map(|l| match l.split_once('-') {
+            Some((ms, _)) if ms.len() == 13 && ms.bytes().all(|c| c.is_ascii_digit()) => "<id>",
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const WRITES: &[&str] = &[
+    "CONFIG SET stream-node-max-entries 2",
+    "XADD s 1-1 a b",
+    "XADD s * c d",
+    "XADD s 99999999999999-* e f",
+    "XADD s 99999999999999-* e f",
+    "XADD s MAXLEN ~ 2 * g h",
+    "XADD s MAXLEN = 4 LIMIT 0 * i j",
+    "XADD s2 MINID ~ 0 1-1 a b",
+    "XADD s2 2-1 a b",
+    "XADD s2 3-1 a b",
+    "XADD s2 4-1 a b",
+    "XADD s2 5-1 a b",
+    "XTRIM s2 MINID ~ 4-1",
+    "XTRIM s2 MINID ~ 5",
+    "XTRIM s2 MAXLEN ~ 0",
+    "XADD s2 6-1 a b",
+    "XADD s2 7-1 a b",
+    "XTRIM s2 MAXLEN 1",
+    "XTRIM s2 MAXLEN 1",
+    "XDEL s2 7-1 8-1",
+    "XDEL s2 7-1",
+    "XSETID s2 9-9 ENTRIESADDED 50 MAXDELETEDID 8-0",
+    "XADD gone NOMKSTREAM 1-1 a b",
+    "XADD s3 1-1 a b",
+    "XDEL s3 1-1",
+    "MULTI",
+    "XADD s4 1-1 a b",
+    "XADD s4 * c d",
+    "EXEC",
+    "EVAL \"return redis.call('xadd', KEYS[1], '*', 'x', 'y')\" 1 s5",
+];
+
+#[test]
+fn aof_logs_what_redis_logs_and_replays() {
+    let rdir = scratch_dir("streams-aof-r");
+    let gdir = scratch_dir("streams-aof-g");
+    let aof = |d: &std::path::Path| -> Vec<String> {
+        [
+            "--dir",
+            d.to_str().unwrap(),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            DEBUG[0],
+            DEBUG[1],
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let (ra, ga) = (aof(&rdir), aof(&gdir));
+    let r = redis(&ra.iter().map(String::as_str).collect::<Vec<_>>());
+    let g = goblin(&ga.iter().map(String::as_str).collect::<Vec<_>>());
+    let (mut rc, mut gc) = (r.raw(), g.raw());
+    for l in WRITES {
+        let (want, got) = (rc.cmd_str(l), gc.cmd_str(l));
+        if !l.contains('*') {
+            assert_eq!(show(&got), show(&want), "{l}");
+        }
+    }
+    let log = incr_log(&gdir);
+    assert!(log.contains("XSETID") && log.contains("<id>"), "{log}");
+    assert_eq!(log, incr_log(&rdir));
+    let keys = ["s", "s2", "s3", "s4", "s5"];
+    let dumps: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|k| gc.cmd(&[b"DUMP", k.as_bytes()]))
+        .collect();
+    // The log replays to the same streams, and so does a rewrite into commands.
+    for rewrite in [None, Some("no"), Some("yes")] {
+        if let Some(preamble) = rewrite {
+            gc.cmd_str(&format!("CONFIG SET aof-use-rdb-preamble {preamble}"));
+            let done = info_field(&mut gc, "aof_rewrites").unwrap();
+            assert_eq!(gc.cmd_str("BGREWRITEAOF").first(), Some(&b'+'));
+            while info_field(&mut gc, "aof_rewrite_in_progress") != Some(0)
+                || info_field(&mut gc, "aof_rewrites").unwrap() <= done
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        assert_eq!(gc.cmd_str("DEBUG LOADAOF"), b"+OK\r\n");
+        for (k, d) in keys.iter().zip(&dumps) {
+            assert_eq!(
+                &gc.cmd(&[b"DUMP", k.as_bytes()]),
+                d,
+                "{k} after {rewrite:?}"
+            );
+        }
+    }
+    drop((r, g));
+    let _ = std::fs::remove_dir_all(&rdir);
+    let _ = std::fs::remove_dir_all(&gdir);
+}
+
+/// Keyspace events, as Redis raises them.
+#[test]
+fn keyspace_events_match_redis() {
+    compare_events(
+        "KEA",
+        &[&[
+            "XADD s 1-1 a b",
+            "XADD s MAXLEN 1 2-1 a b",
+            "XADD s MAXLEN 5 3-1 a b",
+            "XTRIM s MAXLEN 0",
+            "XTRIM s MAXLEN 0",
+            "XADD s 4-1 a b",
+            "XDEL s 4-1",
+            "XDEL s 4-1",
+            "XSETID s 9-9",
+            "XADD n NOMKSTREAM 1-1 a b",
+            "XADD s 1-1 a b",
+        ]],
+    );
+}
+
+/// WATCH (XSETID, as in Redis 7.0, touches nothing), the OOM refusal of XADD, MULTI, scripts,
+/// and COMMAND's view of the rows.
+#[test]
+fn watch_oom_transactions_and_scripts_match_redis() {
+    let watch = |w: &'static str| -> Vec<&'static str> {
+        vec![
+            "a:FLUSHALL",
+            "a:XADD s 1-1 f v",
+            "a:WATCH s",
+            w,
+            "a:MULTI",
+            "a:PING",
+            "a:EXEC",
+        ]
+    };
+    let cases: Vec<Vec<&str>> = vec![
+        watch("b:XADD s 2-1 f v"),
+        watch("b:XADD s NOMKSTREAM 2-1 f v"),
+        watch("b:XADD s 1-1 f v"),
+        watch("b:XDEL s 1-1"),
+        watch("b:XDEL s 9-9"),
+        watch("b:XTRIM s MAXLEN 0"),
+        watch("b:XTRIM s MAXLEN 5"),
+        watch("b:XSETID s 5-5"),
+        watch("b:XLEN s"),
+        vec![
+            "a:FLUSHALL",
+            "a:XADD s 1-1 f v",
+            "a:CONFIG SET maxmemory 1",
+            "a:XADD s 2-1 f v",
+            "a:XSETID s 3-3",
+            "a:XDEL s 1-1",
+            "a:XTRIM s MAXLEN 0",
+            "a:XLEN s",
+            "a:CONFIG SET maxmemory 0",
+        ],
+        vec![
+            "a:FLUSHALL",
+            "a:MULTI",
+            "a:XADD s 1-1 f v",
+            "a:XADD s 1-1 f v",
+            "a:XRANGE s - +",
+            "a:EXEC",
+            "a:EVAL \"return redis.call('xrange', KEYS[1], '-', '+')\" 1 s",
+            "a:EVAL \"return redis.call('xadd', KEYS[1], '1-1', 'f', 'v')\" 1 s",
+            "a:EVAL \"return redis.pcall('xadd', KEYS[1], '2-1', 'f')\" 1 s",
+            "a:EVAL \"return redis.call('xadd', KEYS[1], '2-1', 'f', 'v')\" 1 s",
+            "a:EVAL_RO \"return redis.call('xlen', KEYS[1])\" 1 s",
+            "a:EVAL_RO \"return redis.call('xadd', KEYS[1], '3-1', 'f', 'v')\" 1 s",
+            "a:COMMAND GETKEYS XADD s * f v",
+            "a:COMMAND GETKEYS XRANGE s - +",
+        ],
+    ];
+    let refs: Vec<&[&str]> = cases.iter().map(|c| c.as_slice()).collect();
+    let logs = scenarios(&[], &refs);
+    assert!(logs[0].iter().any(|l| l.contains("*-1")), "{:?}", logs[0]);
+}
+
+/// Generated IDs: the clock's milliseconds, then the next sequence; never backwards.
+#[test]
+fn generated_ids_rise() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut last = (0u64, 0u64);
+    for _ in 0..200 {
+        let r = c.cmd_str("XADD s * f v");
+        let text = String::from_utf8_lossy(&r);
+        let id = text.lines().nth(1).unwrap().to_string();
+        let (ms, seq) = id.split_once('-').unwrap();
+        let id = (ms.parse::<u64>().unwrap(), seq.parse::<u64>().unwrap());
+        assert!(id > last && id.0 >= before, "{id:?} after {last:?}");
+        last = id;
+    }
+    let future = c.cmd_str("XADD s 99999999999999-5 f v");
+    assert_eq!(future, b"$16\r\n99999999999999-5\r\n");
+    assert_eq!(c.cmd_str("XADD s * f v"), b"$16\r\n99999999999999-6\r\n");
+    assert_eq!(c.cmd_str("XLEN s"), b":202\r\n");
+}
