@@ -561,3 +561,140 @@ fn generated_ids_rise() {
     assert_eq!(c.cmd_str("XADD s * f v"), b"$16\r\n99999999999999-6\r\n");
     assert_eq!(c.cmd_str("XLEN s"), b":202\r\n");
 }
+
+/// XREAD without blocking, every option and error, RESP2 and RESP3.
+#[test]
+fn xread_matches_redis() {
+    compare_both(&[&[
+        "XADD s1 1-1 a 1",
+        "XADD s1 2-1 b 2",
+        "XADD s2 5-1 c 3",
+        "XREAD STREAMS s1 0",
+        "XREAD STREAMS s1 s2 0 0",
+        "XREAD COUNT 1 STREAMS s1 s2 1-1 0-0",
+        "XREAD COUNT 0 STREAMS s1 0",
+        "XREAD COUNT -3 STREAMS s1 0",
+        "XREAD STREAMS s1 s2 $ $",
+        "XREAD STREAMS s1 nokey 1 0",
+        "XREAD STREAMS nokey $",
+        "XREAD BLOCK 10 STREAMS s1 2-1",
+        "XREAD BLOCK -1 STREAMS s1 0",
+        "XREAD BLOCK x STREAMS s1 0",
+        "XREAD COUNT x STREAMS s1 0",
+        "XREAD STREAMS s1",
+        "XREAD STREAMS s1 s2 0",
+        "XREAD COUNT 1",
+        "XREAD BOGUS STREAMS s1 0",
+        "XREAD GROUP g c STREAMS s1 0",
+        "XREAD NOACK STREAMS s1 0",
+        "XREAD STREAMS s1 >",
+        "XREAD STREAMS s1 -",
+        "XREAD STREAMS s1 x",
+        "SET str v",
+        "XREAD STREAMS s1 str 0 0",
+        "XREAD STREAMS s1 str x 0",
+        "XDEL s1 2-1",
+        "XREAD STREAMS s1 1-1",
+        "XREAD streams s1 0-0",
+        "MULTI",
+        "XREAD BLOCK 0 STREAMS s1 $",
+        "XREAD STREAMS s1 0",
+        "EXEC",
+        "EVAL \"return redis.call('xread', 'BLOCK', '0', 'STREAMS', KEYS[1], '$')\" 1 s1",
+        "EVAL \"return redis.call('xread', 'STREAMS', KEYS[1], '0')\" 1 s1",
+    ]]);
+}
+
+/// Blocked XREAD: woken by XADD from another client, EXEC and a script; several streams; several
+/// clients; COUNT; timeouts; `$` fixed when blocking.
+#[test]
+fn xread_blocking_matches_redis() {
+    let cases: &[&[&str]] = &[
+        &[
+            "b:!XREAD BLOCK 0 STREAMS s $",
+            "sleep 50",
+            "a:XADD s 1-1 f v",
+            "b:<",
+        ],
+        &[
+            "a:XADD s 1-1 f v",
+            "b:!XREAD BLOCK 0 STREAMS s $",
+            "c:!XREAD BLOCK 0 STREAMS s 0-0",
+            "c:<",
+            "sleep 50",
+            "a:XADD s 2-1 g w",
+            "b:<",
+        ],
+        &[
+            "b:!XREAD BLOCK 0 STREAMS s1 s2 $ $",
+            "c:!XREAD COUNT 1 BLOCK 0 STREAMS s2 $",
+            "sleep 50",
+            "a:MULTI",
+            "a:XADD s2 1-1 a 1",
+            "a:XADD s2 2-1 b 2",
+            "a:XADD s1 1-1 c 3",
+            "a:EXEC",
+            "b:<",
+            "c:<",
+        ],
+        &[
+            "b:!XREAD BLOCK 0 STREAMS s $",
+            "sleep 50",
+            "a:EVAL \"return redis.call('xadd', KEYS[1], '7-7', 'f', 'v')\" 1 s",
+            "b:<",
+        ],
+        &[
+            "b:!XREAD BLOCK 100 STREAMS s $",
+            "sleep 250",
+            "b:<",
+            "b:PING",
+        ],
+        &[
+            "a:HELLO 3",
+            "a:!XREAD BLOCK 100 STREAMS s $",
+            "sleep 250",
+            "a:<",
+        ],
+        &[
+            "a:XADD s 5-5 f v",
+            "b:!XREAD BLOCK 0 STREAMS s $",
+            "sleep 50",
+            "a:XADD s 5-6 f v",
+            "b:<",
+            "b:!XREAD BLOCK 0 STREAMS s $",
+            "sleep 50",
+            "a:DEL s",
+            "a:RPUSH s x",
+            "a:DEL s",
+            "a:XADD s 1-1 f v",
+            "b:quiet",
+            "a:XADD s 9-9 f v",
+            "b:<",
+        ],
+        &[
+            "a:XADD s 1-1 f v",
+            "b:!XREAD BLOCK 0 STREAMS s $",
+            "sleep 50",
+            "a:MULTI",
+            "a:XADD s 2-1 f v",
+            "a:XDEL s 2-1",
+            "a:EXEC",
+            "b:<",
+        ],
+        &[
+            "b:HELLO 3",
+            "b:!XREAD BLOCK 0 STREAMS s1 s2 $ $",
+            "sleep 50",
+            "a:XADD s2 3-3 f v",
+            "b:<",
+            "b:!XREAD BLOCK 0 STREAMS s1 nokey 0 0",
+            "sleep 50",
+            "a:SET nokey v",
+            "b:quiet",
+            "a:XADD s1 1-1 f v",
+            "b:<",
+            "a:info:blocked_clients",
+        ],
+    ];
+    scenarios(&[], cases);
+}

@@ -1,14 +1,20 @@
-//! Streams (Redis's t_stream.c): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM and XSETID, on the
-//! stream type of `store::stream`.
+//! Streams (Redis's t_stream.c): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID and XREAD, on
+//! the stream type of `store::stream`. XREAD blocks through `server::blocking`: it blocks with each
+//! `$` replaced by the ID it stood for, and when re-executed for a ready key serves that key alone,
+//! as Redis's `serveClientsBlockedOnStreamKey`.
 //!
 //! Stream IDs are parsed as Redis parses them (`streamGenericParseIDOrReply`, whose numbers go
 //! through `string2ull`). Approximate trims propagate as the exact trim they made, and an XADD
 //! with a generated ID as the ID it got (`streamRewriteTrimArgument`, `rewriteClientCommandArgument`).
 
-use super::keyspec::{ACCESS, DELETE, RO, RW, UPDATE};
+use super::keyspec::{BeginSearch, FindKeys, KeySpec, ACCESS, DELETE, RO, RW, UPDATE};
 use super::parse::{int, is, strtoul};
-use super::{err, Args, CmdError, CmdResult, Command, Ctx, DENYOOM, FAST, READONLY, WRITE};
+use super::{
+    err, Args, CmdError, CmdResult, Command, Ctx, BLOCKING, DENYOOM, FAST, MOVABLEKEYS, READONLY,
+    WRITE,
+};
 use crate::resp::reply::{Reply, NO_SUCH_KEY, SYNTAX, WRONGTYPE};
+use crate::server::blocking::{TimeoutReply, Wait};
 use crate::server::notify::STREAM;
 use crate::store::stream::{AddError, NodeLimits, Stream, StreamId, Trim, TrimBy};
 use crate::store::{Db, Value};
@@ -492,6 +498,162 @@ fn xsetid(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// What a blocked XREAD waits for: a stream; a null array on timeout, or at once where it may not
+/// block (MULTI).
+const XREAD_WAIT: Wait = Wait {
+    type_name: "stream",
+    on_timeout: TimeoutReply::NullArray,
+    denied: TimeoutReply::NullArray,
+};
+
+/// How many entries a served blocked XREAD without COUNT replies per stream
+/// (`XREAD_BLOCKED_DEFAULT_COUNT`).
+const BLOCKED_DEFAULT_COUNT: usize = 1000;
+
+/// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
+///
+/// # Format
+/// `XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...` — for each stream with entries after its ID,
+/// `[key, entries]` (RESP3: a map of key to entries); a null array when none has any and it does
+/// not block, or when BLOCK times out.
+fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut timeout, mut count, mut streams_at) = (None, 0i64, 0);
+    let mut i = 1;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        let o = &args[i];
+        if is(o, "block") && more {
+            if ctx.srv.script_running.active {
+                return Err(err(format!(
+                    "{} command is not allowed with BLOCK option from scripts",
+                    String::from_utf8_lossy(&args[0])
+                )));
+            }
+            i += 1;
+            timeout = Some(super::parse::timeout_ms(&args[i])?);
+        } else if is(o, "count") && more {
+            i += 1;
+            count = int(&args[i])?.max(0);
+        } else if is(o, "streams") && more {
+            streams_at = i + 1;
+            if !(args.len() - streams_at).is_multiple_of(2) {
+                return Err(err("Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
+            }
+            break;
+        } else if is(o, "group") && i + 2 < args.len() {
+            return Err(err(
+                "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+            ));
+        } else if is(o, "noack") {
+            return Err(err(
+                "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+            ));
+        } else {
+            return Err(SYNTAX.into());
+        }
+        i += 1;
+    }
+    if streams_at == 0 {
+        return Err(SYNTAX.into());
+    }
+    let n = (args.len() - streams_at) / 2;
+    // Re-executed for a ready key, the other keys are not looked at (their IDs were checked when
+    // it blocked), as Redis serves a blocked reader.
+    let served = ctx.srv.blocking.reprocessing();
+    let mut ids = Vec::with_capacity(n);
+    for k in 0..n {
+        let (key, id) = (&args[streams_at + k], &args[streams_at + n + k]);
+        if served && !ctx.serving(key) {
+            ids.push(StreamId::MAX);
+            continue;
+        }
+        let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)?;
+        ids.push(match id {
+            b"$" => s.map_or(StreamId::MIN, |s| s.last_id),
+            b">" => {
+                return Err(err("The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."))
+            }
+            _ => strict_id(id)?,
+        });
+    }
+    // A re-execution for a ready key serves that key as Redis serves a blocked reader: when the
+    // stream's last ID (even of a deleted entry) passed the one waited for.
+    let limit = match (count, served) {
+        (0, true) => BLOCKED_DEFAULT_COUNT,
+        (0, false) => usize::MAX,
+        (c, _) => c as usize,
+    };
+    let mut ready: Vec<(usize, StreamId)> = Vec::new();
+    for (k, &gt) in ids.iter().enumerate() {
+        let key = &args[streams_at + k];
+        if !ctx.serving(key) {
+            continue;
+        }
+        let Some(s) = read_stream(&mut ctx.srv.dbs[ctx.db], key)? else {
+            continue;
+        };
+        let top = if served { s.last_id } else { s.last_valid_id() };
+        if (!s.is_empty() || served) && top > gt {
+            ready.push((k, gt));
+        }
+    }
+    if ready.is_empty() {
+        if let Some(ms) = timeout {
+            // Block with each `$` as the ID it stood for now.
+            let mut owned: Vec<Vec<u8>> = args.iter().map(<[u8]>::to_vec).collect();
+            for (k, id) in ids.iter().enumerate() {
+                owned[streams_at + n + k] = id.to_string().into_bytes();
+            }
+            let mut buf = Vec::new();
+            let mut spans = Vec::with_capacity(owned.len());
+            for a in &owned {
+                spans.push((buf.len(), buf.len() + a.len()));
+                buf.extend_from_slice(a);
+            }
+            let keys: Vec<&[u8]> = (0..n).map(|k| &args[streams_at + k]).collect();
+            return ctx.block_on(Args::new(&buf, &spans), &keys, ms, XREAD_WAIT);
+        }
+        ctx.out.null_array();
+        return Ok(());
+    }
+    let resp3 = ctx.out.resp3;
+    if resp3 {
+        ctx.out.map(ready.len());
+    } else {
+        ctx.out.array(ready.len());
+    }
+    for (k, gt) in ready {
+        let key = &args[streams_at + k];
+        let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)?.expect("checked");
+        let start = gt.incr().unwrap_or(StreamId::MAX);
+        let entries: Vec<_> = s.range(start, StreamId::MAX, false).take(limit).collect();
+        if !resp3 {
+            ctx.out.array(2);
+        }
+        ctx.out.bulk(key);
+        ctx.out.array(entries.len());
+        for e in &entries {
+            reply_entry(ctx.out, e);
+        }
+    }
+    Ok(())
+}
+
+/// XREAD's keys: after `STREAMS`, the first half of what follows.
+const XREAD_KEYS: KeySpec = KeySpec {
+    notes: None,
+    flags: RO | ACCESS,
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        startfrom: 1,
+    },
+    find_keys: FindKeys::Range {
+        lastkey: -1,
+        keystep: 1,
+        limit: 2,
+    },
+};
+
 #[rustfmt::skip]
 pub const COMMANDS: &[Command] = &[
     Command::new("xadd", xadd, -5, WRITE | DENYOOM | FAST).key(1, RW | UPDATE).group(GROUP)
@@ -525,4 +687,7 @@ pub const COMMANDS: &[Command] = &[
         .arg_since(&[("entries_added", "7.0.0"), ("max_deleted_entry_id", "7.0.0")])
         .doc("An internal command for replicating stream values", "5.0.0", "O(1)",
             "key last-id [ENTRIESADDED entries_added:integer] [MAXDELETEDID max_deleted_entry_id]"),
+    Command::new("xread", xread, -4, READONLY | BLOCKING | MOVABLEKEYS).key_spec(XREAD_KEYS).group(GROUP)
+        .doc("Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", "5.0.0", "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+            "[COUNT count:integer] [BLOCK milliseconds:integer] streams:(STREAMS key [key ...] id [id ...])"),
 ];
