@@ -833,4 +833,96 @@ mod tests {
         assert_eq!(s.first_id, StreamId::new(9, 0));
         assert_eq!(s.edge_id(true, false), StreamId::new(7, 0));
     }
+
+    /// Random appends, deletions, exact trims and ranges against a map of the live entries.
+    #[test]
+    fn matches_a_model() {
+        use crate::util::rand_u64;
+        for round in 0..20 {
+            let lim = NodeLimits {
+                max_bytes: [0, 60, 4096][round % 3],
+                max_entries: (round % 5) as i64,
+            };
+            let mut s = Stream::default();
+            let mut model: BTreeMap<StreamId, Vec<Vec<u8>>> = BTreeMap::new();
+            let mut next = 1u64;
+            for _ in 0..400 {
+                match rand_u64() % 10 {
+                    0..=4 => {
+                        next += 1 + rand_u64() % 3;
+                        let fields = if rand_u64().is_multiple_of(3) {
+                            vec!["a", "b"]
+                        } else {
+                            vec!["x"]
+                        };
+                        let fv: Vec<Vec<u8>> = fields
+                            .iter()
+                            .flat_map(|f| {
+                                [
+                                    f.as_bytes().to_vec(),
+                                    (rand_u64() % 300).to_string().into_bytes(),
+                                ]
+                            })
+                            .collect();
+                        let id = StreamId::new(next / 3, next % 3);
+                        assert_eq!(s.append(&fv, Some((id, true)), 0, lim), Ok(id));
+                        model.insert(id, fv);
+                    }
+                    5 | 6 => {
+                        let ids: Vec<StreamId> = (0..2)
+                            .map(|_| StreamId::new(rand_u64() % (next / 3 + 1), rand_u64() % 3))
+                            .collect();
+                        let mut unique = ids.clone();
+                        unique.dedup();
+                        let want = unique
+                            .iter()
+                            .filter(|id| model.remove(id).is_some())
+                            .count();
+                        assert_eq!(s.delete_ids(&ids) as usize, want);
+                    }
+                    7 => {
+                        let keep = rand_u64() % 40;
+                        let t = Trim {
+                            by: TrimBy::MaxLen(keep),
+                            approx: false,
+                            limit: 0,
+                        };
+                        let gone = model.len().saturating_sub(keep as usize);
+                        assert_eq!(s.trim(t) as usize, gone);
+                        while model.len() > keep as usize {
+                            model.pop_first();
+                        }
+                    }
+                    _ => {
+                        let a = StreamId::new(rand_u64() % (next / 3 + 1), rand_u64() % 3);
+                        let b = StreamId::new(rand_u64() % (next / 3 + 1), rand_u64() % 3);
+                        let rev = rand_u64().is_multiple_of(2);
+                        let got: Vec<(StreamId, Vec<Vec<u8>>)> = s
+                            .range(a, b, rev)
+                            .map(|e| {
+                                (
+                                    e.id,
+                                    e.pairs()
+                                        .flat_map(|(f, v)| [f.to_vec(), v.to_vec()])
+                                        .collect(),
+                                )
+                            })
+                            .collect();
+                        let mut want: Vec<(StreamId, Vec<Vec<u8>>)> = if a <= b {
+                            model.range(a..=b).map(|(k, v)| (*k, v.clone())).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        if rev {
+                            want.reverse();
+                        }
+                        assert_eq!(got, want);
+                    }
+                }
+                assert_eq!(s.len() as usize, model.len());
+                let first = model.keys().next().copied().unwrap_or(StreamId::MIN);
+                assert_eq!(s.first_id, first);
+            }
+        }
+    }
 }
