@@ -34,6 +34,7 @@ pub fn acl_bits(c: &Command) -> u32 {
             "hash" => acl::HASH,
             "set" => acl::SET,
             "sorted-set" => acl::SORTEDSET,
+            "stream" => acl::STREAM,
             "scripting" => acl::SCRIPTING,
             "transactions" => acl::TRANSACTION,
             _ => 0,
@@ -294,7 +295,18 @@ fn is_token_word(w: &str) -> bool {
     w.chars().any(|c| c.is_ascii_uppercase()) && !w.chars().any(|c| c.is_ascii_lowercase())
 }
 
+/// The punctuation a client types as a keyword (XADD's `*`, the trim operators `=` and `~`), with
+/// the names Redis's docs give them.
+const PUNCTUATION_TOKENS: &[(&str, &str)] =
+    &[("*", "auto_id"), ("=", "equal"), ("~", "approximately")];
+
 fn leaf(word: &str) -> DocArg {
+    if let Some(&(_, name)) = PUNCTUATION_TOKENS.iter().find(|(t, _)| *t == word) {
+        let mut a = leaf("X");
+        a.name = name.to_string();
+        a.token = Some(word.to_string());
+        return a;
+    }
     if is_token_word(word) {
         return DocArg {
             name: word.to_ascii_lowercase(),

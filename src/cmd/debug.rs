@@ -13,7 +13,7 @@ use std::io::Write as _;
 use super::parse::is;
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, Guard, ADMIN, LOADING, NOSCRIPT, STALE};
 use crate::resp::reply::{NOT_INT, NO_SUCH_KEY};
-use crate::store::{Str, Value, NO_EXPIRE};
+use crate::store::{Str, StreamId, Value, NO_EXPIRE};
 use crate::util::{fmt_g17, fmt_listpack_score, rand_u64};
 use crate::warning;
 
@@ -556,6 +556,7 @@ fn value_digest(digest: &mut [u8; 20], v: &Value, expires: bool) {
         Value::Set(_) => 2,
         Value::ZSet(_) => 3,
         Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
     };
     mix_digest(digest, &type_id.to_be_bytes());
     match v {
@@ -584,6 +585,15 @@ fn value_digest(digest: &mut [u8; 20], v: &Value, expires: bool) {
                 mix_digest(&mut ele, field);
                 mix_digest(&mut ele, value);
                 xor_digest(digest, &ele);
+            }
+        }
+        Value::Stream(s) => {
+            for e in s.range(StreamId::MIN, StreamId::MAX, false) {
+                mix_digest(digest, format!("{}.{}", e.id.ms, e.id.seq).as_bytes());
+                for (f, v) in e.pairs() {
+                    f.with_bytes(|b| mix_digest(digest, b));
+                    v.with_bytes(|b| mix_digest(digest, b));
+                }
             }
         }
     }

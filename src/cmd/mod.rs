@@ -35,6 +35,7 @@ pub mod server;
 pub mod set;
 pub mod slowlog;
 pub mod sort;
+pub mod stream;
 pub mod string;
 pub mod zset;
 pub mod zset_range;
@@ -71,6 +72,7 @@ pub fn families() -> &'static [&'static [Command]] {
         zset::COMMANDS,
         zset_range::COMMANDS,
         zset_setop::COMMANDS,
+        stream::COMMANDS,
         geo::COMMANDS,
         hyperloglog::COMMANDS,
         multi::COMMANDS,

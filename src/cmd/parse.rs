@@ -49,23 +49,33 @@ pub fn seconds_f(arg: &[u8], negative_msg: &'static str) -> Result<f64, CmdError
 /// `parseScanCursorOrReply` does (so `-1` wraps to the largest cursor and `+5` is 5), refusing a
 /// leading space, trailing garbage and overflow.
 pub fn cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    let (v, to_end, erange) = strtoul(arg);
+    let space = arg
+        .first()
+        .is_some_and(|&c| c.is_ascii_whitespace() || c == 0x0b);
+    if space || !to_end || erange {
+        return Err("ERR invalid cursor".into());
+    }
+    Ok(v)
+}
+
+/// C's `strtoul` in base 10 over `arg` read as a C string: the value, whether it read all of it,
+/// and whether it overflowed (`ERANGE`).
+pub fn strtoul(arg: &[u8]) -> (u64, bool, bool) {
     let mut buf = Vec::with_capacity(arg.len() + 1);
     buf.extend_from_slice(arg);
     buf.push(0);
     let mut end: *mut libc::c_char = std::ptr::null_mut();
     // SAFETY: `buf` is NUL-terminated and outlives the call; `end` points into it afterwards.
-    let (v, stop, erange) = unsafe {
+    unsafe {
         *libc::__errno_location() = 0;
         let v = libc::strtoul(buf.as_ptr() as *const libc::c_char, &mut end, 10);
-        (v, *end as u8, *libc::__errno_location() == libc::ERANGE)
-    };
-    let space = arg
-        .first()
-        .is_some_and(|&c| c.is_ascii_whitespace() || c == 0x0b);
-    if space || stop != 0 || erange {
-        return Err("ERR invalid cursor".into());
+        (
+            v,
+            *end as u8 == 0,
+            *libc::__errno_location() == libc::ERANGE,
+        )
     }
-    Ok(v)
 }
 
 /// The arguments shared by SCAN, HSCAN, SSCAN and ZSCAN.

@@ -95,7 +95,7 @@ pub struct Config {
     pub oom_score_adj: &'static str,
     /// OOM score adjustments of the server, (replicas,) and the background save child.
     pub oom_score_adj_values: [i64; 3],
-    // Directives of features this server does not have (ACL log, replication, streams), or that
+    // Directives of features this server does not have (ACL log, replication), or that
     // its design makes moot (jemalloc, incremental rehashing, the process title): accepted with
     // Redis's syntax, ranges and defaults, shown by CONFIG GET, without effect.
     pub acllog_max_len: i64,
@@ -115,8 +115,6 @@ pub struct Config {
     pub replica_priority: i64,
     pub replica_read_only: bool,
     pub replica_serve_stale_data: bool,
-    pub stream_node_max_bytes: i64,
-    pub stream_node_max_entries: i64,
     pub stop_writes_on_bgsave_error: bool,
     pub rdbcompression: bool,
     pub rdbchecksum: bool,
@@ -133,6 +131,9 @@ pub struct Config {
     pub zset_max_listpack_entries: i64,
     pub zset_max_listpack_value: i64,
     pub list_max_listpack_size: i64,
+    /// When a stream's last node is full and a new one starts (0: no limit).
+    pub stream_node_max_bytes: i64,
+    pub stream_node_max_entries: i64,
     pub list_compress_depth: i64,
     pub lua_memory_limit: i64,
     pub luau_memory_limit: i64,

@@ -24,6 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
+mod stream;
+
 use super::{Host, Loader, Persist};
 use crate::config::Config;
 use crate::resp::command as encode;
@@ -635,6 +637,7 @@ fn write_key(w: &mut impl Write, key: &[u8], v: &Value) -> std::io::Result<()> {
             }
             batches(w, b"ZADD", items, 2)
         }
+        Value::Stream(s) => stream::write_stream(w, key, s),
     }
 }
 

@@ -5,18 +5,20 @@
 //! `rdbSaveObject` do, which DUMP reuses (`dump_payload`). Values are written in the encoding
 //! OBJECT ENCODING reports: strings raw / int / LZF, lists as quicklist 2 of listpacks (split into
 //! nodes as RPUSH would fill them), hashes and sorted sets as listpack or hashtable / ZSET_2, sets
-//! as intset or plain set.
+//! as intset or plain set, streams as Redis 7.0's STREAM_LISTPACKS_2 (`rdb/stream.rs`).
 //!
 //! Loading: `load` reads a whole file into fresh databases; `read_object` one value (RESTORE uses
 //! it through `restore_payload`). Accepted value types: string, list (linked, ziplist, quicklist
 //! 1 and 2), set (plain, intset), zset (text doubles, ZSET_2, ziplist, listpack), hash (plain,
-//! zipmap, ziplist, listpack). Streams, modules and functions are refused with a clear error.
+//! zipmap, ziplist, listpack), stream (STREAM_LISTPACKS 1 and 2). Modules are refused with a clear
+//! error.
 //! Loaded values get the encoding Redis's loader would give them under the current limits.
 //!
 //! The compact blobs inside values (listpack, intset, and the older ziplist and zipmap) are
 //! `rdb/listpack.rs`'s to write and read.
 
 mod listpack;
+mod stream;
 
 pub use listpack::Listpack;
 use listpack::{intset, intset_members, listpack_elems, ziplist_elems, zipmap_pairs, Elem};
@@ -214,6 +216,7 @@ pub fn object_type(v: &Value) -> u8 {
         },
         Value::ZSet(z) if z.is_listpack() => TYPE_ZSET_LISTPACK,
         Value::ZSet(_) => TYPE_ZSET_2,
+        Value::Stream(_) => stream::TYPE_STREAM_LISTPACKS_2,
     }
 }
 
@@ -292,6 +295,7 @@ fn put_body(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
                 at = z.prev(id);
             }
         }
+        Value::Stream(s) => stream::put_stream(b, s, opts.compress),
     }
 }
 
@@ -727,7 +731,9 @@ pub fn read_object(r: &mut Reader, t: u8, lim: Limits) -> R<Option<Value>> {
             build.hash(elems.chunks(2).map(|c| (c[0].to_vec(), c[1].to_vec())))?
         }
         6 | 7 => return Err("module values are not supported by Goblin Core".into()),
-        15 | 19 => return Err("stream values are not supported by Goblin Core yet".into()),
+        stream::TYPE_STREAM_LISTPACKS | stream::TYPE_STREAM_LISTPACKS_2 => {
+            Value::Stream(Box::new(stream::read_stream(r, t)?))
+        }
         _ => return Err(format!("unknown value type {t}")),
     };
     let empty = match &v {
@@ -736,6 +742,8 @@ pub fn read_object(r: &mut Reader, t: u8, lim: Limits) -> R<Option<Value>> {
         Value::Hash(h) => h.is_empty(),
         Value::Set(s) => s.is_empty(),
         Value::ZSet(z) => z.is_empty(),
+        // An empty stream is kept, as Redis keeps it (its IDs and groups still count).
+        Value::Stream(_) => false,
     };
     Ok((!empty).then_some(v))
 }

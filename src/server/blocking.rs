@@ -1,5 +1,5 @@
-//! Blocking operations (Redis's blocked.c): BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP now, and the
-//! sorted-set BZPOPMIN, BZPOPMAX, BZMPOP through the same entry points.
+//! Blocking operations (Redis's blocked.c): BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP now, the
+//! sorted-set BZPOPMIN, BZPOPMAX, BZMPOP and the stream XREAD through the same entry points.
 //!
 //! # How a command blocks
 //! A blocking handler first tries to serve from its keys. When none can serve, it calls

@@ -9,8 +9,10 @@ pub mod dict;
 pub mod glob;
 pub mod hash;
 pub mod list;
+pub mod listpack;
 pub mod set;
 pub mod siphash;
+pub mod stream;
 pub mod value;
 pub mod zset;
 
@@ -18,6 +20,7 @@ pub use dict::Dict;
 pub use hash::Hash;
 pub use list::List;
 pub use set::Set;
+pub use stream::{Stream, StreamId};
 pub use value::{Str, Value};
 pub use zset::ZSet;
 

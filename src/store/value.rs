@@ -1,9 +1,9 @@
 //! Values held by the keyspace. One enum, one variant per Redis type; each aggregate type lives in its
-//! own file (`hash.rs`, `list.rs`, `set.rs`, `zset.rs`) and is boxed so an entry stays small. The
+//! own file (`hash.rs`, `list.rs`, `set.rs`, `zset.rs`, `stream.rs`) and is boxed so an entry stays small. The
 //! string type keeps an integer fast path (Redis's `int` encoding) so INCR and friends never parse or
 //! format.
 
-use super::{Hash, List, Set, ZSet};
+use super::{Hash, List, Set, Stream, ZSet};
 use crate::util::fmt_i64;
 
 /// Strings no longer than this are created as Redis's `embstr`; longer ones, and any string changed
@@ -17,6 +17,7 @@ pub enum Value {
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
+    Stream(Box<Stream>),
 }
 
 #[derive(Clone)]
@@ -34,6 +35,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -48,6 +50,7 @@ impl Value {
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
             Value::ZSet(z) => z.encoding(),
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -66,6 +69,7 @@ impl Value {
     pub fn memory_usage(&self, samples: usize) -> usize {
         let (len, sizes): (usize, Box<dyn Iterator<Item = usize> + '_>) = match self {
             Value::Str(s) => return s.heap_size(),
+            Value::Stream(s) => return s.heap_size(),
             Value::List(l) => (l.len(), Box::new(l.element_sizes())),
             Value::Hash(h) => (h.len(), h.element_sizes()),
             Value::Set(s) => (s.len(), s.element_sizes()),

@@ -1,129 +1,11 @@
 //! The compact encodings inside RDB values: listpack, which Redis 7.0 writes for small hashes,
-//! sorted sets and list nodes (built as `lpAppend` builds it, and read), intset (written and
+//! sorted sets and list nodes (built by `store::listpack`, read and validated here), intset (written and
 //! read), and the ziplist and zipmap older files hold (read only). Every reader checks the blob's
 //! framing and fails with `corrupt <encoding>` rather than read past it.
 
 use super::{bad, R};
-use crate::util::{fmt_i64, parse_i64};
-
-/// A listpack being built (Redis's `lpNew` + `lpAppend`).
-pub struct Listpack {
-    buf: Vec<u8>,
-    count: usize,
-}
-
-impl Default for Listpack {
-    fn default() -> Self {
-        Listpack {
-            buf: vec![0; 6],
-            count: 0,
-        }
-    }
-}
-
-fn backlen(b: &mut Vec<u8>, l: usize) {
-    let l = l as u64;
-    if l <= 127 {
-        b.push(l as u8);
-    } else if l < 16383 {
-        b.extend_from_slice(&[(l >> 7) as u8, (l & 127) as u8 | 128]);
-    } else if l < 2097151 {
-        b.extend_from_slice(&[
-            (l >> 14) as u8,
-            ((l >> 7) & 127) as u8 | 128,
-            (l & 127) as u8 | 128,
-        ]);
-    } else if l < 268435455 {
-        b.extend_from_slice(&[
-            (l >> 21) as u8,
-            ((l >> 14) & 127) as u8 | 128,
-            ((l >> 7) & 127) as u8 | 128,
-            (l & 127) as u8 | 128,
-        ]);
-    } else {
-        b.extend_from_slice(&[
-            (l >> 28) as u8,
-            ((l >> 21) & 127) as u8 | 128,
-            ((l >> 14) & 127) as u8 | 128,
-            ((l >> 7) & 127) as u8 | 128,
-            (l & 127) as u8 | 128,
-        ]);
-    }
-}
-
-impl Listpack {
-    /// Bytes the finished listpack will take (header, entries, terminator).
-    pub fn bytes(&self) -> usize {
-        self.buf.len() + 1
-    }
-
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Appends an element, integer-encoded when it is a canonical integer (as `lpAppend`).
-    pub fn push(&mut self, s: &[u8]) {
-        if s.len() <= 20 {
-            if let Some(v) = parse_i64(s) {
-                return self.push_int(v);
-            }
-        }
-        let start = self.buf.len();
-        let n = s.len();
-        if n < 64 {
-            self.buf.push(0x80 | n as u8);
-        } else if n < 4096 {
-            self.buf.push(0xE0 | (n >> 8) as u8);
-            self.buf.push(n as u8);
-        } else {
-            self.buf.push(0xF0);
-            self.buf.extend_from_slice(&(n as u32).to_le_bytes());
-        }
-        self.buf.extend_from_slice(s);
-        let l = self.buf.len() - start;
-        backlen(&mut self.buf, l);
-        self.count += 1;
-    }
-
-    pub fn push_int(&mut self, v: i64) {
-        let start = self.buf.len();
-        if (0..=127).contains(&v) {
-            self.buf.push(v as u8);
-        } else if (-4096..=4095).contains(&v) {
-            let u = if v < 0 { (1 << 13) + v } else { v } as u64;
-            self.buf
-                .extend_from_slice(&[(u >> 8) as u8 | 0xC0, u as u8]);
-        } else if (-32768..=32767).contains(&v) {
-            self.buf.push(0xF1);
-            self.buf.extend_from_slice(&(v as i16).to_le_bytes());
-        } else if (-8388608..=8388607).contains(&v) {
-            self.buf.push(0xF2);
-            self.buf.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-        } else if (i32::MIN as i64..=i32::MAX as i64).contains(&v) {
-            self.buf.push(0xF3);
-            self.buf.extend_from_slice(&(v as i32).to_le_bytes());
-        } else {
-            self.buf.push(0xF4);
-            self.buf.extend_from_slice(&v.to_le_bytes());
-        }
-        let l = self.buf.len() - start;
-        backlen(&mut self.buf, l);
-        self.count += 1;
-    }
-
-    pub fn finish(mut self) -> Vec<u8> {
-        self.buf.push(0xFF);
-        let total = self.buf.len() as u32;
-        let n = self.count.min(65535) as u16;
-        self.buf[0..4].copy_from_slice(&total.to_le_bytes());
-        self.buf[4..6].copy_from_slice(&n.to_le_bytes());
-        self.buf
-    }
-}
+use crate::store::listpack::backlen;
+pub use crate::store::listpack::{Elem, Listpack};
 
 /// The intset of sorted `members`, in the narrowest width that holds them all (Redis's
 /// `intsetAdd` upgrades to it).
@@ -142,21 +24,6 @@ pub(super) fn intset(members: &[i64]) -> Vec<u8> {
         is.extend_from_slice(&n.to_le_bytes()[..width]);
     }
     is
-}
-
-/// One element of a ziplist or listpack.
-pub(super) enum Elem<'a> {
-    Int(i64),
-    Bytes(&'a [u8]),
-}
-
-impl Elem<'_> {
-    pub(super) fn to_vec(&self) -> Vec<u8> {
-        match self {
-            Elem::Int(n) => fmt_i64(*n, &mut [0u8; 20]).to_vec(),
-            Elem::Bytes(b) => b.to_vec(),
-        }
-    }
 }
 
 fn le(b: &[u8]) -> u64 {
