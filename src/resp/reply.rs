@@ -67,6 +67,7 @@ impl Reply {
         self.buf.truncate(end);
     }
 
+    #[inline]
     fn line(&mut self, prefix: u8, n: i64) {
         let mut tmp = [0u8; 20];
         self.buf.push(prefix);

@@ -242,11 +242,10 @@ impl<'r, 'c> Run<'r, 'c> {
     }
 
     /// `out`, with what error texts call the script, for a result whose conversion may end in an
-    /// error: the function's name (FCALL) and the sha as text.
-    pub fn out_and_names(&mut self) -> (&mut Reply, Option<&str>, &str) {
-        let sha = std::str::from_utf8(&self.sha).expect("hex digits");
+    /// error: the function's name (FCALL) and the sha (as bytes: only an error needs the text).
+    pub fn out_and_names(&mut self) -> (&mut Reply, Option<&str>, &Sha) {
         let function = self.ctx.srv.script_running.function.as_deref();
-        (&mut *self.ctx.out, function, sha)
+        (&mut *self.ctx.out, function, &self.sha)
     }
 
     /// The server's configuration (an engine reads its memory limit from it as a run starts).
@@ -335,7 +334,11 @@ impl Drop for Run<'_, '_> {
         {
             scratch = Scratch::default();
         }
-        self.ctx.srv.script_scratch = scratch;
+        // What is there now is the empty set `new` left (no script runs inside a script): it is
+        // swapped out and forgotten rather than dropped, a cost on every call otherwise.
+        let left = std::mem::replace(&mut self.ctx.srv.script_scratch, scratch);
+        debug_assert!(left.reply.buf.capacity() == 0 && left.arg_buf.capacity() == 0);
+        std::mem::forget(left);
         self.ctx.clients[self.ctx.id].deny_blocking = self.deny_before;
         self.ctx.db = self.db_before;
     }

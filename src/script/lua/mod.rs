@@ -484,7 +484,7 @@ impl Lua {
         // error replies need it.
         let resp = run.resp;
         let (out, function, sha) = run.out_and_names();
-        let name = || function.unwrap_or(sha);
+        let name = || function.unwrap_or_else(|| std::str::from_utf8(sha).unwrap_or_default());
         let mut sink = Sink::new(out);
         if st == 0 {
             shared::reply::<Api>(l, &mut sink, resp);

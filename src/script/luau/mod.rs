@@ -258,7 +258,7 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
         let (out, function, sha) = run.out_and_names();
         let (name, chunk) = match function {
             Some(f) => (f, "user_function"),
-            None => (sha, "user_script"),
+            None => (std::str::from_utf8(sha).unwrap_or_default(), "user_script"),
         };
         let mut sink = Sink::new(out);
         match st {

@@ -77,6 +77,7 @@ impl Heap {
     ///
     /// # Safety
     /// `p` is null or a live block of this `Heap`.
+    #[inline]
     pub unsafe fn realloc(&mut self, p: *mut c_void, size: usize) -> *mut c_void {
         unsafe {
             if p.is_null() {
@@ -118,10 +119,12 @@ impl Heap {
     ///
     /// # Safety
     /// `p` is a live block of a `Heap`.
+    #[inline]
     unsafe fn capacity(p: *const c_void) -> usize {
         unsafe { (*header(p)).capacity }
     }
 
+    #[inline]
     unsafe fn take(&mut self, size: usize) -> *mut c_void {
         unsafe {
             let capacity = capacity_for(size);
@@ -148,6 +151,7 @@ impl Heap {
         }
     }
 
+    #[inline]
     unsafe fn release(&mut self, p: *mut c_void) {
         unsafe {
             let h = header(p);
