@@ -740,6 +740,44 @@ fn server_benchmark_streams_suite_runs_at_tiny_size() {
     assert_eq!(data.num("xrange_entries"), 200.0);
 }
 
+/// `stream_memory_benchmark.py` fills a fresh stream on each server with XADD and prints
+/// used_memory's ratio first (then the stream's own share and the resident set), the JSON file the
+/// same figures.
+#[test]
+fn stream_memory_benchmark_runs_at_tiny_size() {
+    let driver = "stream_memory_benchmark.py";
+    let JsonRun { stdout, data, .. } = run_with_json(driver, &["--entries", "2000"], false);
+    data.assert_head("stream_memory", "bytes", "Goblin Core: ", Some("Redis: "));
+    assert_eq!(data.num("entries"), 2000.0);
+    let table = &tables(&stdout)[0];
+    assert_eq!(
+        table.header,
+        ["measure", "Goblin/Redis", "Goblin Core", "Redis"]
+    );
+    let names = [
+        "used_memory",
+        "used_memory less at start",
+        "used_memory_rss",
+    ];
+    assert_eq!(table.names(), names, "{stdout}");
+    assert_eq!(data.len("rows"), names.len());
+    for (i, row) in table.rows.iter().enumerate() {
+        let [name, ratio, g, r] = &row[..] else {
+            panic!("{row:?}")
+        };
+        assert!(ratio.ends_with('×'), "no ratio first in {row:?}");
+        assert_eq!(data.str(&format!("rows/{i}/measure")), *name);
+        let (jg, jr) = (
+            data.num(&format!("rows/{i}/goblin")),
+            data.num(&format!("rows/{i}/redis")),
+        );
+        assert!(jg > 0.0 && jr > 0.0, "{name}: {jg} {jr}");
+        assert_rounds(g, jg, name);
+        assert_rounds(r, jr, name);
+        assert_rounds(ratio, jg / jr, name);
+    }
+}
+
 /// `persistence_benchmark.py` measures SET with the AOF on (both fsync policies) and a BGSAVE with
 /// a pinging client on both servers, and prints a ratio for each, before the two figures; the
 /// `--json` file holds the same rows.
