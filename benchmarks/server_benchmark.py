@@ -8,6 +8,7 @@ Usage (from the repository root, after ``cargo build --release``)::
     python3 benchmarks/server_benchmark.py --tests set,get,lpush,lpop
     python3 benchmarks/server_benchmark.py --suite types --requests 20000
     python3 benchmarks/server_benchmark.py --tests zadd,zrange --zrange-members 10000
+    python3 benchmarks/server_benchmark.py --suite streams --xrange-entries 10000
 
 The script starts Goblin Core (``--goblin-bin``, default
 ``target/release/goblin-core``) and Debian's ``redis-server`` (``--redis-bin``)
@@ -30,6 +31,17 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
   ``redis-benchmark ... ZRANGE bench:zrange 0 9 WITHSCORES`` (the ten lowest
   members and their scores, a read of a skiplist-encoded set).
 
+* ``xadd`` -- the key ``bench:xadd`` is recreated before every run (DEL, one
+  XADD, checked with XLEN), so every run appends to a stream of one entry, then
+  ``redis-benchmark ... XADD bench:xadd * f v`` is measured (an ID made from
+  the clock, one small entry appended to the stream's last node).
+
+* ``xrange`` -- the key ``bench:xrange`` is (re)filled before every run with
+  ``--xrange-entries`` entries (default 1000; IDs ``1-0``, ``2-0`` ..., each
+  ``field value:000000`` ...) by XADD, checked with XLEN and one XRANGE, then
+  measured with ``redis-benchmark ... XRANGE bench:xrange - + COUNT 10`` (the
+  ten first entries, a read from the stream's first node).
+
 * ``evalsha_cad`` -- the compare-and-delete script ``scripts/cad.lua``, loaded
   with SCRIPT LOAD before every run, then ``EVALSHA <sha> 1 cad:__rand_int__
   token`` on keys that don't exist (the GET, the comparison, reply 0): the cost
@@ -37,7 +49,8 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
   ``benchmarks/cad_benchmark.py`` times the deleting path with a Python client.
 
 ``--suite types`` is ``lpush,lpop,sadd,hset,zadd,zrange``, the data-type
-workloads; ``--suite scripts`` is ``evalsha_cad``; ``--tests`` given as well
+workloads; ``--suite streams`` is ``xadd,xrange``; ``--suite scripts`` is
+``evalsha_cad``; ``--tests`` given as well
 adds its tests after the suite's.
 
 For each (transport, pipeline, test) point it prints one row, ratio first: the
@@ -88,6 +101,8 @@ BUILTIN_TESTS = (
 )
 
 ZRANGE_KEY = "bench:zrange"
+XADD_KEY = "bench:xadd"
+XRANGE_KEY = "bench:xrange"
 
 
 class CustomTest:
@@ -123,6 +138,36 @@ def prepare_zrange(conn, args):
         )
 
 
+def prepare_xadd(conn, args):
+    """``bench:xadd`` recreated with one entry, so every run appends to the same stream."""
+    conn.call("DEL", XADD_KEY)
+    conn.call("XADD", XADD_KEY, "*", "f", "v")
+    length = conn.call("XLEN", XADD_KEY)
+    if length != 1:
+        raise PointError(f"{conn.label}: {XADD_KEY} has XLEN {length!r} after one XADD")
+
+
+def xrange_entry(i):
+    """The i-th entry (from 0) of ``bench:xrange``, as XRANGE replies it."""
+    return [f"{i + 1}-0".encode(), [b"field", f"value:{i:06d}".encode()]]
+
+
+def prepare_xrange(conn, args):
+    """``bench:xrange`` with ``--xrange-entries`` entries, checked with XLEN and one XRANGE."""
+    n = args.xrange_entries
+    conn.call("DEL", XRANGE_KEY)
+    commands = [("XADD", XRANGE_KEY, f"{i + 1}-0", "field", f"value:{i:06d}") for i in range(n)]
+    conn.pipeline(commands, batch=500)
+    length = conn.call("XLEN", XRANGE_KEY)
+    got = conn.call("XRANGE", XRANGE_KEY, "-", "+", "COUNT", "10")
+    want = [xrange_entry(i) for i in range(min(n, 10))]
+    if length != n or got != want:
+        raise PointError(
+            f"{conn.label}: {XRANGE_KEY} was not filled as expected "
+            f"(XLEN {length!r}, XRANGE - + COUNT 10 {got!r})"
+        )
+
+
 CAD_SCRIPT = (pathlib.Path(__file__).parent / "scripts" / "cad.lua").read_bytes()
 CAD_SHA = hashlib.sha1(CAD_SCRIPT).hexdigest()
 
@@ -141,6 +186,18 @@ CUSTOM_TESTS = {
         prepare_zrange,
         "ZRANGE 0 9 WITHSCORES",
     ),
+    "xadd": CustomTest(
+        "xadd",
+        ["XADD", XADD_KEY, "*", "f", "v"],
+        prepare_xadd,
+        "XADD * f v",
+    ),
+    "xrange": CustomTest(
+        "xrange",
+        ["XRANGE", XRANGE_KEY, "-", "+", "COUNT", "10"],
+        prepare_xrange,
+        "XRANGE - + COUNT 10",
+    ),
     # Keys that don't exist: GET, the comparison, reply 0 -- one script call and one command
     # called from it, per request (benchmarks/cad_benchmark.py times the deleting path).
     "evalsha_cad": CustomTest(
@@ -153,6 +210,7 @@ CUSTOM_TESTS = {
 
 SUITES = {
     "types": ("lpush", "lpop", "sadd", "hset", "zadd", "zrange"),
+    "streams": ("xadd", "xrange"),
     "scripts": ("evalsha_cad",),
 }
 
@@ -270,6 +328,8 @@ def main():
                         + "; ".join(f"{k} = {','.join(v)}" for k, v in SUITES.items()))
     parser.add_argument("--zrange-members", type=int, default=1000,
                         help="members of the sorted set the zrange workload reads")
+    parser.add_argument("--xrange-entries", type=int, default=1000,
+                        help="entries of the stream the xrange workload reads")
     parser.add_argument("--pipelines", default=",".join(map(str, PIPELINES)),
                         help="comma-separated pipeline depths (-P)")
     parser.add_argument("--transports", default=",".join(TRANSPORTS),
@@ -299,8 +359,8 @@ def main():
         parser.error("--transports takes tcp and/or unix")
     if args.rounds < 1 or args.requests < 1 or args.clients < 1 or min(pipelines) < 1:
         parser.error("--rounds, --requests, --clients and --pipelines must be positive")
-    if args.zrange_members < 1:
-        parser.error("--zrange-members must be positive")
+    if args.zrange_members < 1 or args.xrange_entries < 1:
+        parser.error("--zrange-members and --xrange-entries must be positive")
 
     goblin_bin = benchlib.find_binary(args.goblin_bin)
     if goblin_bin is None:
@@ -336,6 +396,11 @@ def main():
         if "zrange" in tests:
             print(f"zrange:      {ZRANGE_KEY} of {args.zrange_members} members, "
                   f"ZRANGE {ZRANGE_KEY} 0 9 WITHSCORES")
+        if "xadd" in tests:
+            print(f"xadd:        {XADD_KEY} recreated with one entry before every run")
+        if "xrange" in tests:
+            print(f"xrange:      {XRANGE_KEY} of {args.xrange_entries} entries, "
+                  f"XRANGE {XRANGE_KEY} - + COUNT 10")
         print()
         header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin/Redis':>12} " \
                  f"{'Goblin ops/s':>14} {'Redis ops/s':>14}"
@@ -402,6 +467,7 @@ def main():
                 pipelines=pipelines,
                 transports=transports,
                 zrange_members=args.zrange_members,
+                xrange_entries=args.xrange_entries,
                 rows=results,
             ))
         if short:

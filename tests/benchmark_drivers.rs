@@ -625,28 +625,20 @@ fn cad_benchmark_driver_fails_verification_on_a_wrong_script() {
     );
 }
 
-/// `server_benchmark.py --suite types` measures every data-type workload (the built-in `-t` tests
-/// and the custom ZRANGE one over a preloaded sorted set) on both servers, with a ratio per point
-/// before the ops/s; `--tests evalsha_cad` adds the compare-and-delete script by EVALSHA; the
-/// `--json` file has a row for every printed one, with the same numbers.
-#[test]
-fn server_benchmark_types_suite_runs_at_tiny_size() {
-    let driver = "server_benchmark.py";
-    let args = [
-        "--suite",
-        "types",
-        "--tests",
-        "evalsha_cad",
-        "--requests",
-        "5000",
-        "--clients",
-        "5",
-        "--pipelines",
-        "1,16",
-        "--zrange-members",
-        "200",
-    ];
-    let JsonRun { stdout, data, .. } = run_with_json(driver, &args, false);
+/// `server_benchmark.py`'s tiniest run: 5,000 requests from 5 clients, at pipelines 1 and 16.
+const TINY_SERVER_RUN: [&str; 6] = [
+    "--requests",
+    "5000",
+    "--clients",
+    "5",
+    "--pipelines",
+    "1,16",
+];
+
+/// `server_benchmark.py`'s table and JSON file: the header puts the ratio before the ops/s; for
+/// every transport, pipeline and test a row of a positive ratio, Goblin ops/s and Redis ops/s,
+/// and a JSON row with the same numbers; no other JSON row. (Pipelines 1 and 16: TINY_SERVER_RUN.)
+fn assert_server_rows(stdout: &str, data: &Json, tests: &[&str]) {
     data.assert_head("server", "ops/s", "Goblin Core: ", Some("Redis: "));
     let header = stdout
         .lines()
@@ -661,15 +653,7 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
     let mut rows = 0;
     for transport in ["tcp", "unix"] {
         for pipeline in ["1", "16"] {
-            for test in [
-                "LPUSH",
-                "LPOP",
-                "SADD",
-                "HSET",
-                "ZADD",
-                "ZRANGE 0 9 WITHSCORES",
-                "EVALSHA cad.lua (missing keys)",
-            ] {
+            for &test in tests {
                 let needle = format!("  {test} ");
                 let row = stdout.lines().find(|l| {
                     let mut w = l.split_whitespace();
@@ -704,6 +688,35 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
         }
     }
     assert_eq!(data.len("rows"), rows, "one JSON row per printed row");
+}
+
+/// `server_benchmark.py --suite types` measures every data-type workload (the built-in `-t` tests
+/// and the custom ZRANGE one over a preloaded sorted set) on both servers, with a ratio per point
+/// before the ops/s; `--tests evalsha_cad` adds the compare-and-delete script by EVALSHA; the
+/// `--json` file has a row for every printed one, with the same numbers.
+#[test]
+fn server_benchmark_types_suite_runs_at_tiny_size() {
+    let driver = "server_benchmark.py";
+    let mut args = vec![
+        "--suite",
+        "types",
+        "--tests",
+        "evalsha_cad",
+        "--zrange-members",
+        "200",
+    ];
+    args.extend(TINY_SERVER_RUN);
+    let JsonRun { stdout, data, .. } = run_with_json(driver, &args, false);
+    let tests = [
+        "LPUSH",
+        "LPOP",
+        "SADD",
+        "HSET",
+        "ZADD",
+        "ZRANGE 0 9 WITHSCORES",
+        "EVALSHA cad.lua (missing keys)",
+    ];
+    assert_server_rows(&stdout, &data, &tests);
     // An unknown test is refused before any server starts.
     let out = run_driver(driver, &["--tests", "set,nosuch"]);
     assert_eq!(out.status.code(), Some(2));
@@ -712,6 +725,57 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// `server_benchmark.py --suite streams`: XADD to a stream recreated before every run and XRANGE
+/// COUNT 10 over a prepared stream, on both servers, ratio first, the JSON file the same rows.
+#[test]
+fn server_benchmark_streams_suite_runs_at_tiny_size() {
+    let driver = "server_benchmark.py";
+    let mut args = vec!["--suite", "streams", "--xrange-entries", "200"];
+    args.extend(TINY_SERVER_RUN);
+    let JsonRun { stdout, data, .. } = run_with_json(driver, &args, false);
+    let tests = ["XADD * f v", "XRANGE - + COUNT 10"];
+    assert_server_rows(&stdout, &data, &tests);
+    assert_eq!(data.num("xrange_entries"), 200.0);
+}
+
+/// `stream_memory_benchmark.py` fills a fresh stream on each server with XADD and prints
+/// used_memory's ratio first (then the stream's own share and the resident set), the JSON file the
+/// same figures.
+#[test]
+fn stream_memory_benchmark_runs_at_tiny_size() {
+    let driver = "stream_memory_benchmark.py";
+    let JsonRun { stdout, data, .. } = run_with_json(driver, &["--entries", "2000"], false);
+    data.assert_head("stream_memory", "bytes", "Goblin Core: ", Some("Redis: "));
+    assert_eq!(data.num("entries"), 2000.0);
+    let table = &tables(&stdout)[0];
+    assert_eq!(
+        table.header,
+        ["measure", "Goblin/Redis", "Goblin Core", "Redis"]
+    );
+    let names = [
+        "used_memory",
+        "used_memory less at start",
+        "used_memory_rss",
+    ];
+    assert_eq!(table.names(), names, "{stdout}");
+    assert_eq!(data.len("rows"), names.len());
+    for (i, row) in table.rows.iter().enumerate() {
+        let [name, ratio, g, r] = &row[..] else {
+            panic!("{row:?}")
+        };
+        assert!(ratio.ends_with('×'), "no ratio first in {row:?}");
+        assert_eq!(data.str(&format!("rows/{i}/measure")), *name);
+        let (jg, jr) = (
+            data.num(&format!("rows/{i}/goblin")),
+            data.num(&format!("rows/{i}/redis")),
+        );
+        assert!(jg > 0.0 && jr > 0.0, "{name}: {jg} {jr}");
+        assert_rounds(g, jg, name);
+        assert_rounds(r, jr, name);
+        assert_rounds(ratio, jg / jr, name);
+    }
 }
 
 /// `persistence_benchmark.py` measures SET with the AOF on (both fsync policies) and a BGSAVE with
