@@ -21,7 +21,9 @@ pub const REDIS_VERSION: &str = "7.0.15";
 /// Whether a directive's value is a secret the slow log and monitors must not show (Redis's
 /// `SENSITIVE_CONFIG`).
 pub fn is_sensitive(name: &[u8]) -> bool {
-    name.eq_ignore_ascii_case(b"requirepass") || name.eq_ignore_ascii_case(b"masterauth")
+    ["requirepass", "masterauth", "masteruser"]
+        .iter()
+        .any(|d| name.eq_ignore_ascii_case(d.as_bytes()))
 }
 
 #[derive(Clone)]
