@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::persist::*;
 use common::*;
@@ -21,17 +21,6 @@ fn persistent_dir(tag: &str) -> PathBuf {
 
 fn aof_args(d: &str) -> Vec<&str> {
     vec!["--dir", d, "--appendonly", "yes"]
-}
-
-/// Waits until INFO shows no rewrite running and `aof_rewrites` reached `n`.
-fn wait_rewrites(c: &mut Raw, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while info_field(c, "aof_rewrite_in_progress") != Some(0)
-        || info_field(c, "aof_rewrites").unwrap_or(0) < n
-    {
-        assert!(Instant::now() < deadline, "the AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn manifest(dir: &Path) -> String {

@@ -297,8 +297,12 @@ fn is_token_word(w: &str) -> bool {
 
 /// The punctuation a client types as a keyword (XADD's `*`, the trim operators `=` and `~`), with
 /// the names Redis's docs give them.
-const PUNCTUATION_TOKENS: &[(&str, &str)] =
-    &[("*", "auto_id"), ("=", "equal"), ("~", "approximately")];
+const PUNCTUATION_TOKENS: &[(&str, &str)] = &[
+    ("*", "auto_id"),
+    ("=", "equal"),
+    ("~", "approximately"),
+    ("$", "new_id"),
+];
 
 fn leaf(word: &str) -> DocArg {
     if let Some(&(_, name)) = PUNCTUATION_TOKENS.iter().find(|(t, _)| *t == word) {
@@ -383,8 +387,9 @@ fn as_one(mut items: Vec<DocArg>) -> DocArg {
     if items.len() == 1 {
         return items.pop().expect("one item");
     }
-    // `TOKEN a b`: a block introduced by the token, as Redis's `LIMIT offset count`.
-    if items.len() > 2
+    // `TOKEN a b`: a block introduced by the token, as Redis's `LIMIT offset count` (or XINFO
+    // STREAM's `FULL [COUNT count]`).
+    if items.len() >= 2
         && items[0].kind == "pure-token"
         && !items[0].optional
         && !items[0].multiple

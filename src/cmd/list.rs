@@ -21,6 +21,7 @@ const POP_WAIT: Wait = Wait {
     type_name: "list",
     on_timeout: TimeoutReply::NullArray,
     denied: TimeoutReply::NullArray,
+    gone: None,
 };
 
 /// BLMOVE and BRPOPLPUSH wait for a list; they time out with a null array (as every list wait in
@@ -29,6 +30,7 @@ const MOVE_WAIT: Wait = Wait {
     type_name: "list",
     on_timeout: TimeoutReply::NullArray,
     denied: TimeoutReply::Null,
+    gone: None,
 };
 
 fn as_list_mut(e: &mut Entry) -> Result<&mut List, CmdError> {

@@ -36,6 +36,7 @@ pub mod set;
 pub mod slowlog;
 pub mod sort;
 pub mod stream;
+pub mod stream_group;
 pub mod string;
 pub mod zset;
 pub mod zset_range;
@@ -73,6 +74,7 @@ pub fn families() -> &'static [&'static [Command]] {
         zset_range::COMMANDS,
         zset_setop::COMMANDS,
         stream::COMMANDS,
+        stream_group::COMMANDS,
         geo::COMMANDS,
         hyperloglog::COMMANDS,
         multi::COMMANDS,

@@ -36,6 +36,19 @@ pub fn text(arg: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(arg)
 }
 
+/// An argument as Redis prints it with `%s`: as a C string, up to its first NUL byte.
+pub fn c_text(arg: &[u8]) -> std::borrow::Cow<'_, str> {
+    text(&arg[..arg.iter().position(|&c| c == 0).unwrap_or(arg.len())])
+}
+
+/// `addReplySubcommandSyntaxError`: a subcommand called with arguments it does not take.
+pub fn subcommand_syntax(container: &str, sub: &[u8]) -> CmdError {
+    CmdError::from(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {container} HELP.",
+        c_text(&sub[..sub.len().min(128)])
+    ))
+}
+
 /// A timeout in seconds with a fractional part (as BLPOP's and DEBUG SLEEP's), as milliseconds.
 pub fn seconds_f(arg: &[u8], negative_msg: &'static str) -> Result<f64, CmdError> {
     let s = parse_f64(arg).ok_or(CmdError::from("ERR timeout is not a float or out of range"))?;

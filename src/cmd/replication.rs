@@ -24,6 +24,7 @@ fn wait(ctx: &mut Ctx, args: Args) -> CmdResult {
         type_name: "",
         on_timeout: TimeoutReply::Zero,
         denied: TimeoutReply::Zero,
+        gone: None,
     };
     ctx.block_on(args, &[], timeout, NO_ACKS)
 }

@@ -16,7 +16,7 @@ use super::{
 use crate::resp::reply::{Reply, NO_SUCH_KEY, SYNTAX, WRONGTYPE};
 use crate::server::blocking::{TimeoutReply, Wait};
 use crate::server::notify::STREAM;
-use crate::store::stream::{AddError, NodeLimits, Stream, StreamId, Trim, TrimBy};
+use crate::store::stream::{AddError, Group, Nack, NodeLimits, Stream, StreamId, Trim, TrimBy};
 use crate::store::{Db, Value};
 
 const GROUP: &str = "stream";
@@ -34,14 +34,14 @@ fn string2ull(s: &[u8]) -> Option<u64> {
 }
 
 /// A parsed ID and, for XADD's `<ms>-*`, whether its sequence was given.
-struct ParsedId {
-    id: StreamId,
+pub(super) struct ParsedId {
+    pub(super) id: StreamId,
     seq_given: bool,
 }
 
 /// `streamGenericParseIDOrReply`: `-` and `+` (unless `strict`), `<ms>-<seq>`, `<ms>` (with
 /// `missing_seq`), and with `seq_star` XADD's `<ms>-*`.
-fn parse_id(
+pub(super) fn parse_id(
     arg: &[u8],
     missing_seq: u64,
     strict: bool,
@@ -80,12 +80,12 @@ fn parse_id(
     }
 }
 
-fn strict_id(arg: &[u8]) -> Result<StreamId, CmdError> {
+pub(super) fn strict_id(arg: &[u8]) -> Result<StreamId, CmdError> {
     parse_id(arg, 0, true, false).map(|p| p.id)
 }
 
 /// A range bound (`streamParseIntervalIDOrReply`): `(` makes it exclusive (and strict).
-fn interval_id(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdError> {
+pub(super) fn interval_id(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdError> {
     if arg.len() > 1 && arg[0] == b'(' {
         Ok((parse_id(&arg[1..], missing_seq, true, false)?.id, true))
     } else {
@@ -93,21 +93,27 @@ fn interval_id(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdErro
     }
 }
 
-fn as_stream(v: &mut Value) -> Result<&mut Stream, CmdError> {
+pub(super) fn as_stream(v: &mut Value) -> Result<&mut Stream, CmdError> {
     match v {
         Value::Stream(s) => Ok(s),
         _ => Err(WRONGTYPE.into()),
     }
 }
 
-fn read_stream<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut Stream>, CmdError> {
+pub(super) fn read_stream<'d>(
+    db: &'d mut Db,
+    key: &[u8],
+) -> Result<Option<&'d mut Stream>, CmdError> {
     match db.lookup(key) {
         None => Ok(None),
         Some(e) => as_stream(&mut e.val).map(Some),
     }
 }
 
-fn write_stream<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut Stream>, CmdError> {
+pub(super) fn write_stream<'d>(
+    db: &'d mut Db,
+    key: &[u8],
+) -> Result<Option<&'d mut Stream>, CmdError> {
     match db.lookup_mut(key) {
         None => Ok(None),
         Some(e) => as_stream(&mut e.val).map(Some),
@@ -242,6 +248,12 @@ fn propagate_line(ctx: &mut Ctx, line: &[Vec<u8>]) {
     ctx.propagate_as(&parts);
 }
 
+/// Hands on one op of the running command's effect (`alsoPropagate`).
+pub(super) fn propagate_op(ctx: &mut Ctx, line: &[Vec<u8>]) {
+    let parts: Vec<&[u8]> = line.iter().map(|p| &p[..]).collect();
+    ctx.propagate(&parts);
+}
+
 /// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [...]
 ///
 /// # Format
@@ -323,7 +335,7 @@ fn xlen(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// One entry as XRANGE and XREAD reply it: its ID and its fields and values.
-fn reply_entry(out: &mut Reply, e: &crate::store::stream::EntryRef) {
+pub(super) fn reply_entry(out: &mut Reply, e: &crate::store::stream::EntryRef) {
     out.array(2);
     out.bulk(e.id.to_string().as_bytes());
     out.array(e.numfields * 2);
@@ -504,20 +516,39 @@ const XREAD_WAIT: Wait = Wait {
     type_name: "stream",
     on_timeout: TimeoutReply::NullArray,
     denied: TimeoutReply::NullArray,
+    gone: None,
+};
+
+/// What a blocked XREADGROUP waits for: as XREAD, released with an error when the stream goes.
+const XREADGROUP_WAIT: Wait = Wait {
+    gone: Some("UNBLOCKED the stream key no longer exists"),
+    ..XREAD_WAIT
 };
 
 /// How many entries a served blocked XREAD without COUNT replies per stream
 /// (`XREAD_BLOCKED_DEFAULT_COUNT`).
 const BLOCKED_DEFAULT_COUNT: usize = 1000;
 
+/// The current time in Unix milliseconds (Redis's `mstime()`): delivery and seen times.
+pub(super) fn now_ms() -> i64 {
+    crate::util::clock::wall_us() / 1000
+}
+
 /// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
+/// XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key ... id ...
 ///
 /// # Format
 /// `XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...` — for each stream with entries after its ID,
 /// `[key, entries]` (RESP3: a map of key to entries); a null array when none has any and it does
 /// not block, or when BLOCK times out.
+///
+/// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...` — with `>`
+/// the entries never delivered to the group, which become pending for the consumer (not with
+/// NOACK); with an ID, the consumer's pending entries after it (`[id, nil]` for one deleted since).
 fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let xreadgroup = args[0].len() == 10;
     let (mut timeout, mut count, mut streams_at) = (None, 0i64, 0);
+    let (mut group_at, mut noack) = (None, false);
     let mut i = 1;
     while i < args.len() {
         let more = i + 1 < args.len();
@@ -541,13 +572,20 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
             break;
         } else if is(o, "group") && i + 2 < args.len() {
-            return Err(err(
-                "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
-            ));
+            if !xreadgroup {
+                return Err(err(
+                    "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+                ));
+            }
+            group_at = Some(i + 1);
+            i += 2;
         } else if is(o, "noack") {
-            return Err(err(
-                "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
-            ));
+            if !xreadgroup {
+                return Err(err(
+                    "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+                ));
+            }
+            noack = true;
         } else {
             return Err(SYNTAX.into());
         }
@@ -556,6 +594,16 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
     if streams_at == 0 {
         return Err(SYNTAX.into());
     }
+    if xreadgroup && group_at.is_none() {
+        return Err(err("Missing GROUP option for XREADGROUP"));
+    }
+    // Its effects propagate as XCLAIM and XGROUP ops, never the read itself.
+    ctx.prevent_propagation();
+    let reader = group_at.map(|g| Reader {
+        group: &args[g],
+        consumer: &args[g + 1],
+        noack,
+    });
     let n = (args.len() - streams_at) / 2;
     // Re-executed for a ready key, the other keys are not looked at (their IDs were checked when
     // it blocked), as Redis serves a blocked reader.
@@ -568,8 +616,27 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
             continue;
         }
         let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)?;
+        if let Some(r) = &reader {
+            if !s.as_ref().is_some_and(|s| s.groups.contains_key(r.group)) {
+                return Err(if served {
+                    "NOGROUP the consumer group this client was blocked on no longer exists".into()
+                } else {
+                    format!(
+                        "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                        super::parse::c_text(key),
+                        super::parse::c_text(r.group)
+                    )
+                    .into()
+                });
+            }
+        }
         ids.push(match id {
+            b"$" if xreadgroup => {
+                return Err(err("The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."))
+            }
             b"$" => s.map_or(StreamId::MIN, |s| s.last_id),
+            // The maximum ID stands for `>`: the group's last delivered ID, resolved when served.
+            b">" if xreadgroup => StreamId::MAX,
             b">" => {
                 return Err(err("The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."))
             }
@@ -583,7 +650,8 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
         (0, false) => usize::MAX,
         (c, _) => c as usize,
     };
-    let mut ready: Vec<(usize, StreamId)> = Vec::new();
+    // (stream, the ID its entries follow, whether it is a consumer's history)
+    let mut ready: Vec<(usize, StreamId, bool)> = Vec::new();
     for (k, &gt) in ids.iter().enumerate() {
         let key = &args[streams_at + k];
         if !ctx.serving(key) {
@@ -593,12 +661,24 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
             continue;
         };
         let top = if served { s.last_id } else { s.last_valid_id() };
-        if (!s.is_empty() || served) && top > gt {
-            ready.push((k, gt));
+        match &reader {
+            Some(_) if gt != StreamId::MAX => ready.push((k, gt, true)),
+            Some(r) => {
+                let last = s.groups[r.group].last_id;
+                if (!s.is_empty() || served) && top > last {
+                    ready.push((k, last, false));
+                }
+            }
+            None if (!s.is_empty() || served) && top > gt => ready.push((k, gt, false)),
+            None => {}
         }
     }
     if ready.is_empty() {
         if let Some(ms) = timeout {
+            let keys: Vec<&[u8]> = (0..n).map(|k| &args[streams_at + k]).collect();
+            if reader.is_some() {
+                return ctx.block_on(args, &keys, ms, XREADGROUP_WAIT);
+            }
             // Block with each `$` as the ID it stood for now.
             let mut owned: Vec<Vec<u8>> = args.iter().map(<[u8]>::to_vec).collect();
             for (k, id) in ids.iter().enumerate() {
@@ -610,7 +690,6 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
                 spans.push((buf.len(), buf.len() + a.len()));
                 buf.extend_from_slice(a);
             }
-            let keys: Vec<&[u8]> = (0..n).map(|k| &args[streams_at + k]).collect();
             return ctx.block_on(Args::new(&buf, &spans), &keys, ms, XREAD_WAIT);
         }
         ctx.out.null_array();
@@ -622,21 +701,185 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         ctx.out.array(ready.len());
     }
-    for (k, gt) in ready {
+    for (k, gt, history) in ready {
         let key = &args[streams_at + k];
-        let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)?.expect("checked");
-        let start = gt.incr().unwrap_or(StreamId::MAX);
-        let entries: Vec<_> = s.range(start, StreamId::MAX, false).take(limit).collect();
         if !resp3 {
             ctx.out.array(2);
         }
         ctx.out.bulk(key);
-        ctx.out.array(entries.len());
-        for e in &entries {
-            reply_entry(ctx.out, e);
+        let start = gt.incr().unwrap_or(StreamId::MAX);
+        match &reader {
+            None => {
+                let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)?.expect("checked");
+                let entries: Vec<_> = s.range(start, StreamId::MAX, false).take(limit).collect();
+                ctx.out.array(entries.len());
+                for e in &entries {
+                    reply_entry(ctx.out, e);
+                }
+            }
+            Some(r) => {
+                r.meet_consumer(ctx, key);
+                if history {
+                    reply_history(ctx, key, r, start, limit);
+                } else {
+                    deliver(ctx, key, r, start, limit);
+                }
+                ctx.srv.dirty += 1;
+            }
         }
     }
     Ok(())
+}
+
+/// XREADGROUP's group, consumer and NOACK.
+struct Reader<'a> {
+    group: &'a [u8],
+    consumer: &'a [u8],
+    noack: bool,
+}
+
+impl Reader<'_> {
+    /// Looks the consumer up (it was seen now), creating it if it is new; a consumer made by a
+    /// NOACK read propagates as XGROUP CREATECONSUMER (no XCLAIM will make it on replay).
+    fn meet_consumer(&self, ctx: &mut Ctx, key: &[u8]) {
+        let now = now_ms();
+        let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)
+            .ok()
+            .flatten()
+            .expect("checked");
+        let g = s.groups.get_mut(self.group).expect("checked");
+        if g.consumer(self.consumer, Some(now)).is_some() {
+            return;
+        }
+        g.create_consumer(self.consumer, now);
+        ctx.srv.dirty += 1;
+        ctx.notify(STREAM, "xgroup-createconsumer", key);
+        if self.noack {
+            ctx.propagate(&[b"XGROUP", b"CREATECONSUMER", key, self.group, self.consumer]);
+        }
+    }
+}
+
+/// XREADGROUP with an ID: the consumer's pending entries after `start`, each delivered again.
+fn reply_history(ctx: &mut Ctx, key: &[u8], r: &Reader, start: StreamId, limit: usize) {
+    let now = now_ms();
+    let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)
+        .ok()
+        .flatten()
+        .expect("checked");
+    let pending: Vec<StreamId> = s.groups[r.group].consumers[r.consumer]
+        .pel
+        .range(start..)
+        .take(limit)
+        .copied()
+        .collect();
+    ctx.out.array(pending.len());
+    for id in pending {
+        let found = s.range(id, id, false).next();
+        match found {
+            Some(e) => {
+                reply_entry(ctx.out, &e);
+                let nack = s.groups.get_mut(r.group).expect("checked").pel.get_mut(&id);
+                let nack = nack.expect("a consumer's pending entry is in its group's PEL");
+                nack.delivery_time = now;
+                nack.delivery_count += 1;
+            }
+            None => {
+                ctx.out.array(2);
+                ctx.out.bulk(id.to_string().as_bytes());
+                ctx.out.null_array();
+            }
+        }
+    }
+}
+
+/// XREADGROUP with `>`: the entries from `start` on, which the group has now delivered and (unless
+/// NOACK) the consumer has pending; each propagates as an XCLAIM that recreates its PEL record,
+/// and a NOACK read as the XGROUP SETID of the group's new position (`streamReplyWithRange`).
+fn deliver(ctx: &mut Ctx, key: &[u8], r: &Reader, start: StreamId, limit: usize) {
+    let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)
+        .ok()
+        .flatten()
+        .expect("checked");
+    let mut delivered = Vec::new();
+    {
+        let entries: Vec<_> = s.range(start, StreamId::MAX, false).take(limit).collect();
+        ctx.out.array(entries.len());
+        for e in &entries {
+            reply_entry(ctx.out, e);
+            delivered.push(e.id);
+        }
+    }
+    let now = now_ms();
+    let mut moved = false;
+    for id in delivered {
+        let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)
+            .ok()
+            .flatten()
+            .expect("checked");
+        if id > s.groups[r.group].last_id {
+            s.advance_group(r.group, id);
+            moved = true;
+        }
+        if r.noack {
+            continue;
+        }
+        let g = s.groups.get_mut(r.group).expect("checked");
+        let last_id = g.last_id;
+        let nack = g.assign(id, r.consumer, now, |n| {
+            n.delivery_time = now;
+            n.delivery_count = 1;
+        });
+        let claim = xclaim_effect(key, r.group, id.to_string().as_bytes(), nack, last_id);
+        propagate_op(ctx, &claim);
+    }
+    if moved && r.noack {
+        let s = read_stream(&mut ctx.srv.dbs[ctx.db], key)
+            .ok()
+            .flatten()
+            .expect("checked");
+        let setid = setid_effect(key, r.group, &s.groups[r.group]);
+        propagate_op(ctx, &setid);
+    }
+}
+
+/// The XCLAIM that recreates a pending entry on replay, as it is now (`streamPropagateXCLAIM`).
+pub(super) fn xclaim_effect(
+    key: &[u8],
+    group: &[u8],
+    id: &[u8],
+    nack: &Nack,
+    last_id: StreamId,
+) -> Vec<Vec<u8>> {
+    vec![
+        b"XCLAIM".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        nack.consumer.to_vec(),
+        b"0".to_vec(),
+        id.to_vec(),
+        b"TIME".to_vec(),
+        nack.delivery_time.to_string().into_bytes(),
+        b"RETRYCOUNT".to_vec(),
+        nack.delivery_count.to_string().into_bytes(),
+        b"FORCE".to_vec(),
+        b"JUSTID".to_vec(),
+        b"LASTID".to_vec(),
+        last_id.to_string().into_bytes(),
+    ]
+}
+
+/// The XGROUP SETID that moves a group to where it is now (`streamPropagateGroupID`).
+pub(super) fn setid_effect(key: &[u8], group: &[u8], g: &Group) -> Vec<Vec<u8>> {
+    vec![
+        b"XGROUP".to_vec(),
+        b"SETID".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        g.last_id.to_string().into_bytes(),
+        b"ENTRIESREAD".to_vec(),
+        g.entries_read.to_string().into_bytes(),
+    ]
 }
 
 /// XREAD's keys: after `STREAMS`, the first half of what follows.
@@ -652,6 +895,15 @@ const XREAD_KEYS: KeySpec = KeySpec {
         keystep: 1,
         limit: 2,
     },
+};
+
+/// XREADGROUP's keys: as XREAD's, its `STREAMS` keyword after `GROUP group consumer`.
+const XREADGROUP_KEYS: KeySpec = KeySpec {
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        startfrom: 4,
+    },
+    ..XREAD_KEYS
 };
 
 #[rustfmt::skip]
@@ -690,4 +942,7 @@ pub const COMMANDS: &[Command] = &[
     Command::new("xread", xread, -4, READONLY | BLOCKING | MOVABLEKEYS).key_spec(XREAD_KEYS).group(GROUP)
         .doc("Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", "5.0.0", "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
             "[COUNT count:integer] [BLOCK milliseconds:integer] streams:(STREAMS key [key ...] id [id ...])"),
+    Command::new("xreadgroup", xread, -7, WRITE | BLOCKING | MOVABLEKEYS).key_spec(XREADGROUP_KEYS).group(GROUP)
+        .doc("Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", "5.0.0", "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+            "group_consumer:(GROUP group consumer) [COUNT count:integer] [BLOCK milliseconds:integer] [NOACK] streams:(STREAMS key [key ...] id [id ...])"),
 ];

@@ -575,6 +575,7 @@ const POP_WAIT: Wait = Wait {
     type_name: "zset",
     on_timeout: TimeoutReply::NullArray,
     denied: TimeoutReply::NullArray,
+    gone: None,
 };
 
 /// BZPOPMIN key [key ...] timeout

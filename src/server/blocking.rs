@@ -65,6 +65,9 @@ pub struct Wait {
     pub on_timeout: TimeoutReply,
     /// At once, when the client may not block (`deny_blocking`).
     pub denied: TimeoutReply,
+    /// The error replied when the key is deleted or replaced by another type while the client
+    /// waits (XREADGROUP's, whose group went with the key); `None` keeps waiting.
+    pub gone: Option<&'static str>,
 }
 
 /// A blocked client's command and what it waits on.
@@ -220,12 +223,15 @@ pub fn serve_ready(srv: &mut State, clients: &mut Slab<Client>) {
                 let type_name = d
                     .find_live(&key)
                     .map(|slot| d.dict.value_at(slot).val.type_name());
-                match type_name {
-                    // Emptied (and so deleted) by the clients served before: nobody else can be.
-                    None => break,
-                    // Redis 7.0 only serves clients waiting for the key's type; others keep waiting.
-                    Some(t) if t != wait.type_name => continue,
-                    Some(_) => reexecute(srv, clients, id, db, &key),
+                // Redis 7.0 only serves clients waiting for the key's type; others keep waiting,
+                // unless what they wait on went with the key (`unblockDeletedStreamReadgroupClients`).
+                if type_name == Some(wait.type_name) {
+                    reexecute(srv, clients, id, db, &key);
+                } else if let Some(error) = wait.gone {
+                    let c = &mut clients[id];
+                    c.out.error(error);
+                    count_call(srv, c, true);
+                    unblock(srv, clients, id);
                 }
             }
         }
@@ -275,7 +281,7 @@ pub fn handle_timeouts(srv: &mut State, clients: &mut Slab<Client>) {
         if let Some(c) = clients.get_mut(id) {
             if let Some(b) = &c.blocked {
                 reply_timeout(&mut c.out, b.wait.on_timeout);
-                count_call(srv, c);
+                count_call(srv, c, false);
                 unblock(srv, clients, id);
             }
         }
@@ -301,19 +307,21 @@ pub fn unblock_by_request(
     } else {
         reply_timeout(&mut c.out, b.wait.on_timeout);
     }
-    count_call(srv, c);
+    count_call(srv, c, error);
     crate::server::slowlog::record_unblocked(srv, c);
     unblock(srv, clients, id);
     true
 }
 
 /// A command that blocked counts in commandstats when it ends unserved (timeout, CLIENT UNBLOCK), as
-/// Redis's `updateStatsOnUnblock`; a served one is counted by the gate when re-executed.
-fn count_call(srv: &mut State, c: &Client) {
+/// Redis's `updateStatsOnUnblock` (failed when it ended with an error); a served one is counted by
+/// the gate when re-executed.
+fn count_call(srv: &mut State, c: &Client, failed: bool) {
     let Some(b) = &c.blocked else { return };
     let (s, e) = b.spans[0];
     if let Some(idx) = srv.table.find(&b.argv[s..e]) {
         srv.table.stats[idx].calls += 1;
+        srv.table.stats[idx].failed += failed as u64;
     }
 }
 

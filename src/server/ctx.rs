@@ -81,6 +81,13 @@ impl Ctx<'_> {
         crate::server::propagate::op(self.srv, self.db, args);
     }
 
+    /// The running command does not propagate its own line, whatever it changed: its handler
+    /// propagated what it did with `propagate`, or what it changed needs no replay (XREADGROUP's
+    /// delivery counts; Redis's `preventCommandPropagation`).
+    pub fn prevent_propagation(&mut self) {
+        crate::server::propagate::prevent(self.srv);
+    }
+
     /// The running command propagates even if it changed nothing (FLUSHALL; Redis's
     /// `forceCommandPropagation`).
     pub fn force_propagation(&mut self) {
@@ -121,6 +128,14 @@ impl Ctx<'_> {
                     self.srv.dirty += 1;
                 }
             }
+        }
+    }
+
+    /// Wakes the clients blocked on `key` without touching its WATCHers (Redis's
+    /// `signalKeyAsReady` alone: XGROUP DESTROY releases the group's blocked readers).
+    pub fn signal_ready(&mut self, key: &[u8]) {
+        if !self.srv.key_events.is_empty() {
+            self.srv.key_events.modified(self.db, key);
         }
     }
 

@@ -962,6 +962,12 @@ impl<'a> Io<'a> {
                 ctx.signal_modified_in(db, &key);
             }
         });
+        // A blocked XREADGROUP whose stream expired is released now.
+        if !self.state.key_events.ready.is_empty() {
+            blocking::serve_ready(self.state, self.clients);
+            self.process_unblocked();
+            self.flush_pending();
+        }
     }
 
     /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as

@@ -106,6 +106,13 @@ pub fn op(srv: &mut State, db: usize, args: &[&[u8]]) {
     p.pending.push((db, resp::command(args)));
 }
 
+/// `Ctx::prevent_propagation`: the running command's own line is not propagated.
+pub fn prevent(srv: &mut State) {
+    if wanted(srv) {
+        srv.propagation.current.own_ops = true;
+    }
+}
+
 /// `Ctx::force_propagation`: the running command propagates even if `dirty` did not move.
 pub fn force(srv: &mut State) {
     if wanted(srv) {

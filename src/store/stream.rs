@@ -730,6 +730,182 @@ impl Stream {
     }
 }
 
+/// Consumer groups (Redis's `streamCG` operations). A pending entry's record lives in the group's
+/// PEL; its consumer's PEL holds the ID, so both are updated together.
+impl Group {
+    /// The consumer, its seen-time refreshed to `now` unless `None` (`streamLookupConsumer`).
+    pub fn consumer(&mut self, name: &[u8], now: Option<i64>) -> Option<&mut Consumer> {
+        let c = self.consumers.get_mut(name)?;
+        if let Some(t) = now {
+            c.seen_time = t;
+        }
+        Some(c)
+    }
+
+    /// Creates a consumer seen at `now`; false if it exists (`streamCreateConsumer`).
+    pub fn create_consumer(&mut self, name: &[u8], now: i64) -> bool {
+        if self.consumers.contains_key(name) {
+            return false;
+        }
+        self.consumers.insert(
+            Box::from(name),
+            Consumer {
+                seen_time: now,
+                pel: BTreeSet::new(),
+            },
+        );
+        true
+    }
+
+    /// Deletes a consumer and its pending entries; how many it had (`streamDelConsumer`).
+    pub fn delete_consumer(&mut self, name: &[u8]) -> Option<usize> {
+        let c = self.consumers.remove(name)?;
+        for id in &c.pel {
+            self.pel.remove(id);
+        }
+        Some(c.pel.len())
+    }
+
+    /// Acknowledges `id`: drops it from both PELs; false if it was not pending.
+    pub fn ack(&mut self, id: StreamId) -> bool {
+        let Some(nack) = self.pel.remove(&id) else {
+            return false;
+        };
+        if let Some(c) = self.consumers.get_mut(&nack.consumer) {
+            c.pel.remove(&id);
+        }
+        true
+    }
+
+    /// Makes `id` pending for `consumer` (which exists), moving it from its former owner; the
+    /// record is created with delivery count 1 at `now` if there was none, else `update` sets
+    /// its time and count. Returns the record.
+    pub fn assign(
+        &mut self,
+        id: StreamId,
+        consumer: &[u8],
+        now: i64,
+        update: impl FnOnce(&mut Nack),
+    ) -> &Nack {
+        let fresh = !self.pel.contains_key(&id);
+        let nack = self.pel.entry(id).or_insert_with(|| Nack {
+            delivery_time: now,
+            delivery_count: 1,
+            consumer: Box::from(consumer),
+        });
+        update(nack);
+        if fresh || &nack.consumer[..] != consumer {
+            if !fresh {
+                if let Some(old) = self.consumers.get_mut(&nack.consumer) {
+                    old.pel.remove(&id);
+                }
+                nack.consumer = Box::from(consumer);
+            }
+            self.consumers
+                .get_mut(consumer)
+                .expect("the consumer exists")
+                .pel
+                .insert(id);
+        }
+        nack
+    }
+}
+
+impl Stream {
+    /// Creates a group; false if one of that name exists (`streamCreateCG`).
+    pub fn create_group(&mut self, name: &[u8], last_id: StreamId, entries_read: i64) -> bool {
+        if self.groups.contains_key(name) {
+            return false;
+        }
+        self.groups
+            .insert(Box::from(name), Group::new(last_id, entries_read));
+        true
+    }
+
+    /// Whether a live entry has this ID (`streamEntryExists`).
+    pub fn contains(&self, id: StreamId) -> bool {
+        self.range(id, id, false).next().is_some()
+    }
+
+    /// Whether a deleted entry may lie between `start` and `end` (`streamRangeHasTombstones`).
+    pub fn range_has_tombstones(&self, start: StreamId, end: StreamId) -> bool {
+        if self.length == 0 || self.max_deleted_entry_id.is_zero() {
+            return false;
+        }
+        if self.first_id > self.max_deleted_entry_id {
+            return false;
+        }
+        start <= self.max_deleted_entry_id && self.max_deleted_entry_id <= end
+    }
+
+    /// A group's counter after it is delivered `id`, past its last ID (the bookkeeping of
+    /// `streamReplyWithRange`).
+    pub fn advance_group(&mut self, group: &[u8], id: StreamId) {
+        let tombstones = self.range_has_tombstones(id, StreamId::MAX);
+        let estimate = self.estimate_distance(id);
+        let added = self.entries_added;
+        let g = self.groups.get_mut(group).expect("the group exists");
+        if g.entries_read != ENTRIES_READ_INVALID && !tombstones {
+            g.entries_read += 1;
+        } else if added != 0 {
+            g.entries_read = estimate;
+        }
+        g.last_id = id;
+    }
+
+    /// How many entries the group has yet to be delivered, when it can be known
+    /// (`streamReplyWithCGLag`).
+    pub fn group_lag(&self, g: &Group) -> Option<i64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if g.entries_read != ENTRIES_READ_INVALID
+            && !self.range_has_tombstones(g.last_id, StreamId::MAX)
+        {
+            return Some(self.entries_added as i64 - g.entries_read);
+        }
+        let read = self.estimate_distance(g.last_id);
+        (read != ENTRIES_READ_INVALID).then(|| self.entries_added as i64 - read)
+    }
+
+    /// How many nodes Redis's radix tree of this stream's nodes has (XINFO's `radix-tree-nodes`):
+    /// the root, each key, and each position right after a branch or after a key, in the trie of
+    /// the 16-byte master IDs with single-child chains compressed.
+    pub fn radix_tree_nodes(&self) -> usize {
+        let keys: Vec<[u8; 16]> = self.nodes.keys().map(StreamId::encode).collect();
+        // Children of each trie position (a prefix), counted from the sorted keys: a key adds one
+        // child to the prefix it leaves the previous key's path at, and one to each deeper prefix.
+        let mut children: std::collections::HashMap<&[u8], usize> = Default::default();
+        for (i, k) in keys.iter().enumerate() {
+            let shared = match i {
+                0 => 0,
+                _ => k
+                    .iter()
+                    .zip(&keys[i - 1])
+                    .take_while(|(a, b)| a == b)
+                    .count(),
+            };
+            for depth in shared..16 {
+                *children.entry(&k[..depth]).or_default() += 1;
+            }
+        }
+        // A position is a node of its own unless it is inside a compressed run: not a key, one
+        // child, and its parent has one child too (keys are all 16 bytes: none is a prefix).
+        let mut nodes = 1;
+        for (prefix, &n) in &children {
+            if prefix.is_empty() {
+                continue;
+            }
+            let parent = children[&prefix[..prefix.len() - 1]];
+            if !(n == 1 && parent == 1) {
+                nodes += 1;
+            }
+        }
+        // The keys themselves (leaves).
+        nodes + keys.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -923,6 +1099,48 @@ mod tests {
                 let first = model.keys().next().copied().unwrap_or(StreamId::MIN);
                 assert_eq!(s.first_id, first);
             }
+        }
+    }
+
+    /// Random deliveries, claims, acks and consumer deletions against a map of who holds what:
+    /// the group's PEL and its consumers' PELs always agree with it and with each other.
+    #[test]
+    fn group_pels_match_a_model() {
+        use crate::util::rand_u64;
+        let mut g = Group::new(StreamId::MIN, 0);
+        let mut model: BTreeMap<StreamId, (Vec<u8>, u64)> = BTreeMap::new();
+        let names: [&[u8]; 3] = [b"a", b"b", b""];
+        for step in 0..5000 {
+            let id = StreamId::new(rand_u64() % 40, 0);
+            let who = names[(rand_u64() % 3) as usize];
+            match rand_u64() % 4 {
+                0 | 1 => {
+                    g.create_consumer(who, step);
+                    let count = g
+                        .assign(id, who, step, |n| n.delivery_count += 1)
+                        .delivery_count;
+                    let e = model.entry(id).or_insert((Vec::new(), 1));
+                    // A new record starts at 1 and the update counts this delivery too.
+                    e.0 = who.to_vec();
+                    e.1 += 1;
+                    assert_eq!(count, e.1);
+                }
+                2 => assert_eq!(g.ack(id), model.remove(&id).is_some()),
+                _ => {
+                    let held = model.values().filter(|(c, _)| c == who).count();
+                    let had = g.delete_consumer(who);
+                    assert_eq!(had.unwrap_or(0), held);
+                    model.retain(|_, (c, _)| c != who);
+                }
+            }
+            assert_eq!(g.pel.len(), model.len());
+            for (id, (c, n)) in &model {
+                let nack = &g.pel[id];
+                assert_eq!((&nack.consumer[..], nack.delivery_count), (&c[..], *n));
+                assert!(g.consumers[&c[..]].pel.contains(id));
+            }
+            let held: usize = g.consumers.values().map(|c| c.pel.len()).sum();
+            assert_eq!(held, model.len());
         }
     }
 }

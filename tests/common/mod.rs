@@ -6,7 +6,7 @@ pub mod persist;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -335,6 +335,77 @@ pub fn sorted_reply(b: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A reply with its clock-dependent integers masked: each integer reply of `min_digits` digits or
+/// more becomes `:<n>` (12 for Unix millisecond times, such as XINFO's seen-time; 1 for every
+/// integer, such as XPENDING's idle times). Bulk payloads are left as they are.
+pub fn mask_ints(b: &[u8], min_digits: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut pos = 0;
+    while pos < b.len() {
+        let Some(len) = b[pos..].windows(2).position(|w| w == b"\r\n") else {
+            out.extend_from_slice(&b[pos..]);
+            break;
+        };
+        let line = &b[pos..pos + len];
+        let next = pos + len + 2;
+        match line.first() {
+            Some(b'$' | b'=' | b'!') => {
+                let n: i64 = String::from_utf8_lossy(&line[1..]).parse().unwrap_or(-1);
+                let end = if n >= 0 { next + n as usize + 2 } else { next };
+                out.extend_from_slice(&b[pos..end.min(b.len())]);
+                pos = end;
+                continue;
+            }
+            Some(b':') if line.len() > min_digits && line[1..].iter().all(u8::is_ascii_digit) => {
+                out.extend_from_slice(b":<n>\r\n");
+            }
+            _ => out.extend_from_slice(&b[pos..next]),
+        }
+        pos = next;
+    }
+    out
+}
+
+/// Waits until INFO shows no rewrite running and `aof_rewrites` reached `n`.
+pub fn wait_rewrites(c: &mut Raw, n: i64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while info_field(c, "aof_rewrite_in_progress") != Some(0)
+        || info_field(c, "aof_rewrites").unwrap_or(0) < n
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the AOF rewrite did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// BGREWRITEAOF, and waits until that rewrite is done.
+pub fn rewrite_aof(c: &mut Raw) {
+    let done = info_field(c, "aof_rewrites").unwrap_or(0);
+    let started = c.cmd_str("BGREWRITEAOF");
+    assert_eq!(started.first(), Some(&b'+'), "{}", show(&started));
+    wait_rewrites(c, done + 1);
+}
+
+/// The lines of a multi-part AOF's incremental files in `dir`, in order, without bulk headers.
+pub fn aof_incr_lines(dir: &Path) -> Vec<String> {
+    let ad = dir.join("appendonlydir");
+    let manifest = std::fs::read_to_string(ad.join("appendonly.aof.manifest")).unwrap();
+    let mut text = String::new();
+    for name in manifest
+        .lines()
+        .filter(|l| l.ends_with("type i"))
+        .filter_map(|l| l.split(' ').nth(1))
+    {
+        text += &String::from_utf8_lossy(&std::fs::read(ad.join(name)).unwrap());
+    }
+    text.split("\r\n")
+        .filter(|l| !l.starts_with('$'))
+        .map(String::from)
+        .collect()
+}
+
 /// The numeric value of INFO's `field`, as sent by `c` (`None` if absent).
 pub fn info_field(c: &mut Raw, field: &str) -> Option<i64> {
     let info = String::from_utf8_lossy(&c.cmd_str("INFO")).into_owned();
@@ -350,6 +421,8 @@ pub fn info_field(c: &mut Raw, field: &str) -> Option<i64> {
 /// - `!` sends without waiting for a reply (CLIENT REPLY OFF/SKIP and what they silence);
 /// - `#` sends and reads the reply without comparing it (e.g. `#HELLO 3`, whose client id differs);
 /// - `~` compares the reply with its top-level elements sorted (see `sorted_reply`);
+/// - `&` compares the reply with Unix millisecond times masked, `%` with every integer masked
+///   (see `mask_ints`);
 /// - `?field` compares how much INFO's numeric `field` grew since the case started or since the
 ///   previous `?field` (e.g. `?rdb_changes_since_last_save`, `?keyspace_hits`).
 pub fn compare(cases: &[&[&str]]) -> Vec<Vec<u8>> {
@@ -393,15 +466,21 @@ pub fn compare(cases: &[&[&str]]) -> Vec<Vec<u8>> {
                 baselines.insert(field.to_string(), (now_r, now_g));
                 continue;
             }
-            let (line, unordered) = match line.strip_prefix('~') {
-                Some(l) => (l, true),
-                None => (*line, false),
+            let (line, unordered, masked) = match line.as_bytes()[0] {
+                b'~' => (&line[1..], true, None),
+                b'&' => (&line[1..], false, Some(12)),
+                b'%' => (&line[1..], false, Some(1)),
+                _ => (*line, false, None),
             };
             let mut want = rc.cmd_str(line);
             let mut got = gc.cmd_str(line);
             if unordered {
                 want = sorted_reply(&want);
                 got = sorted_reply(&got);
+            }
+            if let Some(digits) = masked {
+                want = mask_ints(&want, digits);
+                got = mask_ints(&got, digits);
             }
             if want != got {
                 failures.push(format!(
@@ -529,7 +608,8 @@ impl Conns<'_> {
 ///   and records every reply;
 /// - `!cmd` (or `!cmd1 ;; cmd2`, a pipeline) sends without reading;
 /// - `#cmd` sends and reads without recording (e.g. `#HELLO 3`);
-/// - `~cmd` records the reply with its top-level elements sorted (see `sorted_reply`);
+/// - `~cmd` records the reply with its top-level elements sorted (see `sorted_reply`); `&cmd` and
+///   `%cmd` with clock-dependent integers masked (see `mask_ints`);
 /// - `<` reads and records one more reply or pushed message, sending nothing (`read -> ...`);
 /// - `quiet` records what arrived within 150 ms without consuming it (normally nothing);
 /// - `close` closes the connection;
@@ -604,6 +684,11 @@ pub fn run_scenario(server: &Server, lines: &[&str]) -> Vec<String> {
             Some(b'~') => (&line[1..], false, false, true),
             _ => (line, false, false, false),
         };
+        let (line, masked) = match line.as_bytes().first() {
+            Some(b'&') => (&line[1..], Some(12)),
+            Some(b'%') => (&line[1..], Some(1)),
+            _ => (line, None),
+        };
         let mut bytes = Vec::new();
         for part in line.split(" ;; ") {
             bytes.extend(encode_line(&cs.with_ids(part)));
@@ -620,6 +705,9 @@ pub fn run_scenario(server: &Server, lines: &[&str]) -> Vec<String> {
             }
             if unordered {
                 r = sorted_reply(&r);
+            }
+            if let Some(digits) = masked {
+                r = mask_ints(&r, digits);
             }
             log.push(format!("{n}: [{name}] {line} -> {}", show(&r)));
         }
