@@ -2,68 +2,17 @@
 //! command table. DOCS builds each command's argument tree from its row's syntax line, so the hints
 //! redis-cli shows and the syntax in the docs never disagree with what the server parses.
 
-use super::keyspec::{BeginSearch, FindKeys, KeySpec, KEY_FLAG_NAMES, VARIABLE_FLAGS};
+use super::keyspec::{BeginSearch, FindKeys, KeySpec, KEY_FLAG_NAMES};
 use super::parse::{is, text};
 use super::{
-    acl, Args, CmdError, CmdResult, Command, Ctx, ADMIN, BLOCKING, FAST, FLAG_NAMES, LOADING,
-    NO_MANDATORY_KEYS, PUBSUB, READONLY, STALE, WRITE,
+    acl, Args, CmdError, CmdResult, Command, Ctx, FLAG_NAMES, LOADING, NO_MANDATORY_KEYS, STALE,
 };
 use crate::resp::reply::Reply;
 use crate::store::glob;
 
 const GROUP: &str = "server";
 
-/// The ACL categories of a row as bits (`super::acl`): those its flags imply (Redis's
-/// `setImplicitACLCategories`), its group's, and the others the row names.
-pub fn acl_bits(c: &Command) -> u32 {
-    let mut cats = c.acl;
-    // A container only dispatches: Redis gives it no category of its group (OBJECT is @slow only).
-    if c.handler.is_some() {
-        cats |= match c.group {
-            // A generic command that names the types it works on (SORT: @set @sortedset @list), or
-            // that is about the connection (WAIT), is in those instead.
-            "generic" if c.acl & (acl::SET | acl::SORTEDSET | acl::LIST | acl::CONNECTION) == 0 => {
-                acl::KEYSPACE
-            }
-            "string" => acl::STRING,
-            "bitmap" => acl::BITMAP,
-            "geo" => acl::GEO,
-            "hyperloglog" => acl::HYPERLOGLOG,
-            "connection" => acl::CONNECTION,
-            "list" => acl::LIST,
-            "hash" => acl::HASH,
-            "set" => acl::SET,
-            "sorted-set" => acl::SORTEDSET,
-            "stream" => acl::STREAM,
-            "scripting" => acl::SCRIPTING,
-            "transactions" => acl::TRANSACTION,
-            _ => 0,
-        };
-    }
-    if c.has(WRITE) {
-        cats |= acl::WRITE;
-    }
-    // Redis leaves read-only scripting commands out of @read.
-    if c.has(READONLY) && cats & acl::SCRIPTING == 0 {
-        cats |= acl::READ;
-    }
-    if c.has(ADMIN) {
-        cats |= acl::ADMIN | acl::DANGEROUS;
-    }
-    if c.has(PUBSUB) {
-        cats |= acl::PUBSUB;
-    }
-    if c.has(FAST) {
-        cats |= acl::FAST;
-    }
-    if c.has(BLOCKING) {
-        cats |= acl::BLOCKING;
-    }
-    if cats & acl::FAST == 0 {
-        cats |= acl::SLOW;
-    }
-    cats
-}
+pub use crate::server::table::acl_bits;
 
 /// The ACL categories of a row (`@read`, `@string`, ...) in the order Redis lists them: COMMAND
 /// INFO's seventh field, COMMAND LIST's ACLCAT filter and the docs pages.
@@ -766,14 +715,7 @@ fn keys_of_line(t: &super::Table, sub: Args) -> Result<Vec<(usize, u32)>, CmdErr
     if (c.arity > 0 && c.arity != argc) || argc < -c.arity {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
-    let variable = c.key_specs.all_flags() & VARIABLE_FLAGS != 0;
-    let by_specs = (!variable).then(|| c.key_specs.find_flagged(sub)).flatten();
-    let keys = match (by_specs, c.key_finder) {
-        (Some(keys), _) => keys,
-        (None, Some(find)) => find(sub),
-        // Specs that do not fit the line, and no finder (a row whose flags vary has one).
-        (None, None) => Vec::new(),
-    };
+    let keys = c.keys_flagged(sub);
     if keys.is_empty() && !c.has(NO_MANDATORY_KEYS) {
         return Err("ERR Invalid arguments specified for command".into());
     }

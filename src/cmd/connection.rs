@@ -57,7 +57,7 @@ fn quit(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// `RESET` — `+RESET`; the connection is back to its initial state (db 0, RESP2, no name, replies
 /// on, out of MULTI, nothing watched or subscribed, and unauthenticated if a password is set).
 fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let needs_auth = !ctx.srv.config.requirepass.is_empty();
+    let needs_auth = ctx.srv.acl.auth_required();
     let id = ctx.id;
     let c = &mut ctx.clients[id];
     crate::server::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
@@ -70,20 +70,36 @@ fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     c.no_evict = false;
     c.no_touch = false;
     c.authenticated = !needs_auth;
+    c.user = crate::server::acl::DEFAULT;
+    c.user_name = Box::from(&b"default"[..]);
     ctx.db = 0;
     ctx.out.resp3 = false;
     ctx.out.simple("RESET");
     Ok(())
 }
 
-/// Checks a password for the default user (the only user; ACLs are not built).
-fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
-    let required = &ctx.srv.config.requirepass;
-    let ok = user == b"default" && (required.is_empty() || required.as_bytes() == pass);
-    if !ok {
+/// Authenticates the connection as `user` (Redis's `ACLAuthenticateUser`); a failure is logged
+/// in ACL LOG with the name tried, as an `auth` denial of the command (`args[0]`).
+fn authenticate(ctx: &mut Ctx, args: Args, user: &[u8], pass: &[u8]) -> CmdResult {
+    let Some(slot) = ctx.srv.acl.check_credentials(user, pass) else {
+        let context = if ctx.client().tx.in_multi() {
+            "multi"
+        } else {
+            "toplevel"
+        };
+        crate::server::gate::log_denied(
+            ctx,
+            crate::server::acl::Denied::Auth,
+            context,
+            args[0].to_vec(),
+            Some(user),
+        );
         return Err("WRONGPASS invalid username-password pair or user is disabled.".into());
-    }
-    ctx.client().authenticated = true;
+    };
+    let c = ctx.client();
+    c.authenticated = true;
+    c.user = slot;
+    c.user_name = Box::from(user);
     Ok(())
 }
 
@@ -99,12 +115,12 @@ fn auth(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.redact(i);
     }
     if args.len() == 2 {
-        if ctx.srv.config.requirepass.is_empty() {
+        if ctx.srv.acl.user(crate::server::acl::DEFAULT).nopass() {
             return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
         }
-        authenticate(ctx, b"default", &args[1])?;
+        authenticate(ctx, args, b"default", &args[1])?;
     } else {
-        authenticate(ctx, &args[1], &args[2])?;
+        authenticate(ctx, args, &args[1], &args[2])?;
     }
     ctx.out.ok();
     Ok(())
@@ -151,7 +167,7 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     if let Some((user, pass)) = creds {
-        authenticate(ctx, user, pass)?;
+        authenticate(ctx, args, user, pass)?;
     }
     if !ctx.client().authenticated {
         return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
@@ -344,6 +360,9 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
             } else if is(k, "laddr") {
                 laddr = Some(text(v).into_owned());
             } else if is(k, "user") {
+                if ctx.srv.acl.find(v).is_none() {
+                    return Err(err(format!("No such user '{}'", super::parse::c_text(v))));
+                }
                 user = Some(v.to_vec());
             } else if is(k, "type") {
                 let t = text(v).to_ascii_lowercase();
@@ -374,7 +393,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
             id.is_none_or(|i| c.id == i)
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)
-                && user.as_ref().is_none_or(|u| u == b"default")
+                && user.as_ref().is_none_or(|u| u[..] == *c.user_name)
                 && ty.as_ref().is_none_or(|t| {
                     t == if c.subs.total() > 0 {
                         "pubsub"

@@ -9,6 +9,7 @@
 //! the gate replies. A write that must replay differently from how it was called says so through
 //! `Ctx::propagate_as` or `Ctx::propagate` (`server::propagate`).
 
+pub mod acl;
 pub mod bitops;
 pub mod cluster;
 pub mod command;
@@ -59,6 +60,7 @@ pub fn families() -> &'static [&'static [Command]] {
         sort::COMMANDS,
         list::COMMANDS,
         connection::COMMANDS,
+        acl::COMMANDS,
         server::COMMANDS,
         debug::COMMANDS,
         memory::COMMANDS,

@@ -16,6 +16,7 @@ use super::{
     Args, CmdResult, Command, Ctx, ALLOW_BUSY, FAST, LOADING, MULTI_OOM_OK, NOSCRIPT, NO_QUEUE,
     RUNS_QUEUE, STALE,
 };
+use crate::server::acl::Denied;
 use crate::server::gate;
 use crate::server::multi::{discard_transaction, unwatch_all, watch_key, watched_key_expired};
 
@@ -63,6 +64,18 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
     c.tx.running = queue.len().max(1);
     ctx.out.array(queue.len());
     for (row, args) in queue.commands() {
+        // The ACLs may have changed since the command was queued: checked again (Redis's
+        // `execCommand`).
+        if let Err(why) = gate::acl_check(ctx, row, args, "multi") {
+            let reason = match why {
+                Denied::Command => "no permission to execute the command or subcommand",
+                Denied::Key => "no permission to touch the specified keys",
+                Denied::Channel => "no permission to access one of the channels used as arguments",
+                Denied::Auth => "no permission",
+            };
+            ctx.out.error(&format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"));
+            continue;
+        }
         gate::call(ctx, row, args);
     }
     if let Some(c) = ctx.clients.get_mut(id) {

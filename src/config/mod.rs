@@ -58,6 +58,9 @@ pub struct Config {
     pub aof_rewrite_incremental_fsync: bool,
     pub no_appendfsync_on_rewrite: bool,
     pub requirepass: String,
+    pub aclfile: String,
+    pub acllog_max_len: i64,
+    pub acl_pubsub_default: &'static str,
     pub maxclients: i64,
     pub maxmemory: i64,
     pub maxmemory_policy: &'static str,
@@ -100,7 +103,6 @@ pub struct Config {
     // Directives of features this server does not have (ACL log, replication), or that
     // its design makes moot (jemalloc, incremental rehashing, the process title): accepted with
     // Redis's syntax, ranges and defaults, shown by CONFIG GET, without effect.
-    pub acllog_max_len: i64,
     pub activerehashing: bool,
     pub dynamic_hz: bool,
     pub jemalloc_bg_thread: bool,
@@ -178,6 +180,9 @@ impl Default for Config {
             aof_rewrite_incremental_fsync: true,
             no_appendfsync_on_rewrite: false,
             requirepass: String::new(),
+            aclfile: String::new(),
+            acllog_max_len: 128,
+            acl_pubsub_default: "resetchannels",
             maxclients: 10000,
             maxmemory: 0,
             maxmemory_policy: "noeviction",
@@ -205,7 +210,6 @@ impl Default for Config {
             disable_thp: true,
             oom_score_adj: "no",
             oom_score_adj_values: [0, 200, 800],
-            acllog_max_len: 128,
             activerehashing: true,
             dynamic_hz: true,
             jemalloc_bg_thread: true,
@@ -407,6 +411,11 @@ pub static DIRECTIVES: &[Directive] = &[
     d("aof-rewrite-incremental-fsync", Kind::Bool(|c| &mut c.aof_rewrite_incremental_fsync)),
     d("no-appendfsync-on-rewrite", Kind::Bool(|c| &mut c.no_appendfsync_on_rewrite)),
     d("requirepass", Kind::Str(|c| &mut c.requirepass)),
+    // ACL (server/acl.rs): the file users load from and save to, the log's length, and whether a
+    // new user starts with every channel.
+    d("aclfile", Kind::Str(|c| &mut c.aclfile)).immutable(),
+    d("acllog-max-len", int(|c| &mut c.acllog_max_len, 0, i64::MAX)),
+    d("acl-pubsub-default", Kind::Enum(|c| &mut c.acl_pubsub_default, &["allchannels", "resetchannels"])),
     d("maxclients", int(|c| &mut c.maxclients, 1, u32::MAX as i64)),
     // Eviction (server/evict.rs); CONFIG SET also re-reads the access-stamp settings.
     d("maxmemory", mem(|c| &mut c.maxmemory, 0, i64::MAX)),
@@ -435,7 +444,6 @@ pub static DIRECTIVES: &[Directive] = &[
     d("disable-thp", Kind::Bool(|c| &mut c.disable_thp)).immutable(),
     d("oom-score-adj", Kind::Enum(|c| &mut c.oom_score_adj, &["no", "yes", "relative", "absolute"])),
     d("oom-score-adj-values", Kind::Special { get: |c| c.oom_score_adj_values.map(|v| v.to_string()).join(" "), set: set_oom_score_adj_values }),
-    d("acllog-max-len", int(|c| &mut c.acllog_max_len, 0, i64::MAX)),
     d("activerehashing", Kind::Bool(|c| &mut c.activerehashing)),
     d("dynamic-hz", Kind::Bool(|c| &mut c.dynamic_hz)),
     d("jemalloc-bg-thread", Kind::Bool(|c| &mut c.jemalloc_bg_thread)),

@@ -73,6 +73,10 @@ pub struct Client {
     pub last_interaction: Instant,
     pub db: usize,
     pub authenticated: bool,
+    /// The ACL user's slot (`server::acl`): `default` until AUTH or HELLO names another.
+    pub user: usize,
+    /// Its name, for CLIENT LIST (a user is never renamed; deleting it closes its connections).
+    pub user_name: Box<[u8]>,
     /// Close once the pending replies are written (QUIT, protocol errors, CLIENT KILL of self).
     pub close_after_reply: bool,
     pub query: Vec<u8>,
@@ -127,6 +131,8 @@ impl Client {
             last_interaction: now,
             db: 0,
             authenticated: false,
+            user: crate::server::acl::DEFAULT,
+            user_name: Box::from(&b"default"[..]),
             close_after_reply: false,
             query: Vec::new(),
             parser: Parser::default(),
@@ -287,7 +293,7 @@ impl Client {
         let obl = pending.min(REPLY_CHUNK);
         let omem = pending - obl;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -312,6 +318,7 @@ impl Client {
             self.memory(),
             events,
             self.last_cmd,
+            String::from_utf8_lossy(&self.user_name),
             resp,
             String::from_utf8_lossy(&self.lib_name),
             String::from_utf8_lossy(&self.lib_ver),

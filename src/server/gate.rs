@@ -5,6 +5,7 @@
 //! made once, at queue time. `execute` applies CLIENT REPLY. Handlers never repeat these checks.
 
 use crate::resp::parser::Args;
+use crate::server::acl::{Denied, LogEntry};
 use crate::server::client::ReplyMode;
 use crate::server::ctx::Ctx;
 use crate::server::evict;
@@ -220,11 +221,10 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     let client = &mut ctx.clients[ctx.id];
     client.last_cmd = cmd.name;
     if !client.authenticated && !cmd.has(NO_AUTH) {
-        if ctx.srv.config.requirepass.is_empty() {
-            client.authenticated = true;
-        } else {
+        if ctx.srv.acl.auth_required() {
             return reject(ctx, idx, args, "NOAUTH Authentication required.");
         }
+        client.authenticated = true;
     }
     if cmd.has(NO_MULTI) && client.tx.in_multi() {
         return reject(
@@ -233,6 +233,26 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
             args,
             "ERR Command not allowed inside a transaction",
         );
+    }
+    let context = if client.tx.in_multi() {
+        "multi"
+    } else {
+        "toplevel"
+    };
+    if let Err(why) = acl_check(ctx, idx, args, context) {
+        let msg = match why {
+            Denied::Command => format!(
+                "NOPERM this user has no permissions to run the '{}' command",
+                cmd.name
+            ),
+            Denied::Key => {
+                "NOPERM this user has no permissions to access one of the keys used as arguments"
+                    .to_string()
+            }
+            Denied::Channel => "NOPERM this user has no permissions to access one of the channels used as arguments".to_string(),
+            Denied::Auth => "ERR no permission".to_string(),
+        };
+        return reject(ctx, idx, args, &msg);
     }
     // Over `maxmemory`: evict first; refuse what may grow memory if that was not enough. Not while
     // a script runs past its time (its writes must not mix with evictions), nor while the AOF is
@@ -383,6 +403,14 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
             .error("ERR This Redis command is not allowed from script");
         return;
     }
+    // A script runs with its caller's user, in every engine and from FCALL alike.
+    if let Err(why) = acl_check(ctx, idx, args, "lua") {
+        ctx.out.error(&format!(
+            "ERR The user executing the script {}",
+            why.message()
+        ));
+        return;
+    }
     // A read-only script may not run what may replicate either (PUBLISH, PFCOUNT), as in Redis.
     if rules.read_only && cmd.has(WRITE | MAY_REPLICATE) {
         ctx.out
@@ -409,4 +437,54 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
     // like answer as if their timeout had passed.
     call(ctx, idx, args);
     ctx.srv.stats.err_mark = mark;
+}
+
+/// The ACL check of a command line about to run or be queued (Redis's `ACLCheckAllPerm`): a
+/// refusal is logged (ACL LOG) in `context` ("toplevel", "multi", "lua").
+pub fn acl_check(
+    ctx: &mut Ctx,
+    idx: usize,
+    args: Args,
+    context: &'static str,
+) -> Result<(), Denied> {
+    let user = ctx.clients[ctx.id].user;
+    let u = ctx.srv.acl.user(user);
+    if u.unrestricted() {
+        return Ok(());
+    }
+    let Err((why, pos)) = u.check(&ctx.srv.table, idx, args) else {
+        return Ok(());
+    };
+    let object = match why {
+        Denied::Command => ctx.srv.table.rows[idx].name.as_bytes().to_vec(),
+        Denied::Key | Denied::Channel => args[pos].to_vec(),
+        Denied::Auth => args[0].to_vec(),
+    };
+    log_denied(ctx, why, context, object, None);
+    Err(why)
+}
+
+/// Adds an ACL LOG entry for the calling client (`addACLLogEntry`); `username` overrides the
+/// client's user (a failed AUTH logs the name it tried).
+pub fn log_denied(
+    ctx: &mut Ctx,
+    reason: Denied,
+    context: &'static str,
+    object: Vec<u8>,
+    username: Option<&[u8]>,
+) {
+    let c = &ctx.clients[ctx.id];
+    let username = username.map_or_else(|| c.user_name.to_vec(), <[u8]>::to_vec);
+    let resp = if ctx.out.resp3 { 3 } else { 2 };
+    let entry = LogEntry {
+        count: 1,
+        reason,
+        context,
+        object,
+        username,
+        ctime: crate::util::clock::wall_us() / 1000,
+        client_info: c.info_line(resp),
+    };
+    let max = ctx.srv.config.acllog_max_len.max(0) as usize;
+    ctx.srv.acl.add_log(entry, max);
 }

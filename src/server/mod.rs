@@ -10,6 +10,7 @@
 //! `cmd::families()`) and no engine (it holds the scripting layer as `script_host::Scripts`);
 //! below it, `persist/` works on what `persistence.rs` lends it.
 
+pub mod acl;
 pub mod blocking;
 pub mod client;
 pub mod ctx;
@@ -56,6 +57,8 @@ pub struct State {
     pub config_file: Option<PathBuf>,
     pub dbs: Vec<Db>,
     pub table: Table,
+    /// ACL users and the security log.
+    pub acl: acl::Acl,
     pub stats: Stats,
     /// Changes since start (Redis's `server.dirty`), for INFO and later for save points.
     pub dirty: u64,
@@ -190,6 +193,7 @@ impl State {
             config,
             config_file,
             dbs,
+            acl: acl::Acl::new(&table),
             table,
             stats: Stats::default(),
             dirty: 0,
@@ -215,6 +219,10 @@ impl State {
             monitors: Vec::new(),
         };
         evict::configure_stamps(&mut state);
+        let password = state.config.requirepass.clone();
+        state
+            .acl
+            .set_default_password(&state.table, password.as_bytes());
         state
     }
 
@@ -595,7 +603,8 @@ impl<'a> Io<'a> {
                 self.state.stats.rejected_connections += 1;
                 continue;
             }
-            if cfg.protected_mode && cfg.requirepass.is_empty() && !local {
+            let default_nopass = self.state.acl.user(acl::DEFAULT).nopass();
+            if cfg.protected_mode && default_nopass && !local {
                 let _ = conn.write(PROTECTED_MODE_ERROR.as_bytes());
                 self.state.stats.rejected_connections += 1;
                 continue;
@@ -615,7 +624,7 @@ impl<'a> Io<'a> {
             self.state.next_client_id += 1;
             verbose!("Accepted {addr}");
             let mut c = Client::new(id, conn, fd, addr, laddr, is_unix);
-            c.authenticated = self.state.config.requirepass.is_empty();
+            c.authenticated = !self.state.acl.auth_required();
             entry.insert(c);
             // Data may have arrived with the connection (edge-triggered): read it now.
             self.read_client(token.0, false);
@@ -683,7 +692,7 @@ impl<'a> Io<'a> {
         loop {
             let limits = Limits {
                 proto_max_bulk_len: self.state.config.proto_max_bulk_len,
-                unauthenticated: !authenticated && !self.state.config.requirepass.is_empty(),
+                unauthenticated: !authenticated && self.state.acl.auth_required(),
             };
             match parser.next(&query, &limits) {
                 Parsed::Command => {

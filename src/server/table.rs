@@ -374,6 +374,21 @@ impl Command {
         self.flags & flag != 0
     }
 
+    /// The keys of a command line with the flags of the spec that found each (Redis's
+    /// `getKeysFromCommandWithSpecs`): the key specs, or the row's finder when its specs' flags
+    /// vary with the arguments or do not fit the line.
+    pub fn keys_flagged(&self, args: Args) -> Vec<(usize, u32)> {
+        let variable = self.key_specs.all_flags() & crate::server::keyspec::VARIABLE_FLAGS != 0;
+        let by_specs = (!variable)
+            .then(|| self.key_specs.find_flagged(args))
+            .flatten();
+        match (by_specs, self.key_finder) {
+            (Some(keys), _) => keys,
+            (None, Some(find)) => find(args),
+            (None, None) => Vec::new(),
+        }
+    }
+
     /// Positions of this command's key arguments in `args`, from (first, last, step).
     pub fn key_positions(&self, argc: usize) -> Vec<usize> {
         if self.first_key <= 0 {
@@ -598,4 +613,56 @@ impl Table {
     pub fn top_level(&self) -> impl Iterator<Item = &'static Command> + '_ {
         self.rows.iter().copied().filter(|c| !c.name.contains('|'))
     }
+}
+
+/// The ACL categories of a row as bits (`super::acl`): those its flags imply (Redis's
+/// `setImplicitACLCategories`), its group's, and the others the row names.
+pub fn acl_bits(c: &Command) -> u32 {
+    let mut cats = c.acl;
+    // A container only dispatches: Redis gives it no category of its group (OBJECT is @slow only).
+    if c.handler.is_some() {
+        cats |= match c.group {
+            // A generic command that names the types it works on (SORT: @set @sortedset @list), or
+            // that is about the connection (WAIT), is in those instead.
+            "generic" if c.acl & (acl::SET | acl::SORTEDSET | acl::LIST | acl::CONNECTION) == 0 => {
+                acl::KEYSPACE
+            }
+            "string" => acl::STRING,
+            "bitmap" => acl::BITMAP,
+            "geo" => acl::GEO,
+            "hyperloglog" => acl::HYPERLOGLOG,
+            "connection" => acl::CONNECTION,
+            "list" => acl::LIST,
+            "hash" => acl::HASH,
+            "set" => acl::SET,
+            "sorted-set" => acl::SORTEDSET,
+            "stream" => acl::STREAM,
+            "scripting" => acl::SCRIPTING,
+            "transactions" => acl::TRANSACTION,
+            _ => 0,
+        };
+    }
+    if c.has(WRITE) {
+        cats |= acl::WRITE;
+    }
+    // Redis leaves read-only scripting commands out of @read.
+    if c.has(READONLY) && cats & acl::SCRIPTING == 0 {
+        cats |= acl::READ;
+    }
+    if c.has(ADMIN) {
+        cats |= acl::ADMIN | acl::DANGEROUS;
+    }
+    if c.has(PUBSUB) {
+        cats |= acl::PUBSUB;
+    }
+    if c.has(FAST) {
+        cats |= acl::FAST;
+    }
+    if c.has(BLOCKING) {
+        cats |= acl::BLOCKING;
+    }
+    if cats & acl::FAST == 0 {
+        cats |= acl::SLOW;
+    }
+    cats
 }
