@@ -44,6 +44,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let table = server::table::Table::build(goblin_core::cmd::families());
+    if let Err(e) = server::acl::check_config_users(&table, &config) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
     if let Err(e) = log::configure(config.loglevel, &config.logfile) {
         eprintln!("Can't open the log file: {e}");
         return ExitCode::FAILURE;
@@ -89,9 +94,12 @@ fn main() -> ExitCode {
         }
     }
     goblin_core::config::oom::apply(&config, goblin_core::config::oom::Class::Server);
-    let table = server::table::Table::build(goblin_core::cmd::families());
     let scripting = Box::new(goblin_core::script::Scripting::new(&config));
-    let state = server::State::new(config, config_file, table, scripting);
+    let mut state = server::State::new(config, config_file, table, scripting);
+    if let Err(e) = server::acl::load_at_startup(&mut state) {
+        warning!("{e}");
+        return ExitCode::FAILURE;
+    }
     let mut srv = match server::Server::new(state) {
         Ok(s) => s,
         Err(e) => {

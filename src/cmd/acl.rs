@@ -3,7 +3,9 @@
 
 use super::parse::{c_text, int, is};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, LOADING, NOSCRIPT, STALE};
-use crate::server::acl::{self, category, Denied, RuleError, User};
+use crate::server::acl::{
+    self, category, load_file, merge_selectors, user_line, Denied, RuleError, User,
+};
 
 // The kernel's ACL categories, which rows of every family name as `super::acl::READ` etc.
 pub use crate::server::table::acl::*;
@@ -11,31 +13,6 @@ pub use crate::server::table::acl::*;
 const GROUP: &str = "server";
 /// The `admin` command flag (the category of that name is `ADMIN` here).
 const ADMIN_CMD: u32 = super::ADMIN;
-
-/// `ACLMergeSelectorArguments`: a `(` argument runs, joined by spaces, to the one ending in `)`.
-fn merge_selectors(rules: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
-    let mut out = Vec::with_capacity(rules.len());
-    let mut open: Option<(usize, Vec<u8>)> = None;
-    for (i, &r) in rules.iter().enumerate() {
-        if let Some((_, sel)) = open.as_mut() {
-            sel.push(b' ');
-            sel.extend_from_slice(r);
-            if r.last() == Some(&b')') {
-                out.push(open.take().expect("open").1);
-            }
-            continue;
-        }
-        if r.first() == Some(&b'(') && r.last() != Some(&b')') {
-            open = Some((i, r.to_vec()));
-            continue;
-        }
-        out.push(r.to_vec());
-    }
-    match open {
-        Some((i, _)) => Err(i),
-        None => Ok(out),
-    }
-}
 
 /// `ACLStringSetUser`: applies `rules` to a copy of the user (or a new one), all or nothing;
 /// the resulting user, or Redis's error text.
@@ -218,15 +195,6 @@ fn list(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// `user <name> <rules>`, as ACL LIST and ACL SAVE write it.
-pub fn user_line(t: &crate::server::table::Table, u: &User) -> Vec<u8> {
-    let mut line = b"user ".to_vec();
-    line.extend_from_slice(&u.name);
-    line.push(b' ');
-    line.extend(u.describe(t));
-    line
-}
-
 /// ACL WHOAMI
 ///
 /// # Format
@@ -401,7 +369,11 @@ fn load_save(ctx: &mut Ctx, args: Args) -> CmdResult {
             text.extend(user_line(&ctx.srv.table, u));
             text.push(b'\n');
         }
-        let tmp = format!("{path}.tmp-{}", std::process::id());
+        let tmp = format!(
+            "{path}.tmp-{}-{}",
+            std::process::id(),
+            crate::util::clock::wall_us() / 1000
+        );
         let saved = std::fs::write(&tmp, &text).and_then(|_| std::fs::rename(&tmp, &path));
         if let Err(e) = saved {
             let _ = std::fs::remove_file(&tmp);
@@ -411,114 +383,45 @@ fn load_save(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out.ok();
         return Ok(());
     }
-    let users = load_file(ctx, &path).map_err(CmdError::from)?;
+    let pubsub_all = ctx.srv.config.acl_pubsub_default == "allchannels";
+    let users = load_file(&ctx.srv.table, pubsub_all, &path).map_err(err)?;
     replace_users(ctx, users);
     ctx.out.ok();
     Ok(())
 }
 
-/// Reads an ACL file (`ACLLoadFromFile`): its users, or the errors Redis reports (line by line).
-pub fn load_file(ctx: &Ctx, path: &str) -> Result<Vec<User>, String> {
-    let text = std::fs::read(path).map_err(|e| {
-        format!(
-            "ERR Error loading ACLs, opening file '{path}': {}",
-            strerror(&e)
-        )
-    })?;
-    let mut users: Vec<User> = Vec::new();
-    let mut errors = String::new();
-    for (n, raw) in text.split(|&c| c == b'\n').enumerate() {
-        let line = raw.trim_ascii();
-        if line.is_empty() || line[0] == b'#' {
-            continue;
-        }
-        let Some(words) = acl::split_args(line) else {
-            errors += &format!("{}: unbalanced quotes in acl line. ", n + 1);
-            continue;
-        };
-        if words.is_empty() {
-            continue;
-        }
-        if words[0] != b"user" || words.len() < 2 {
-            errors += &format!("{}: line should start with user keyword. ", n + 1);
-            continue;
-        }
-        let name = &words[1];
-        if name.iter().any(|&c| c == b' ' || c == 0) {
-            errors += &format!(
-                "{}: username can't contain spaces or null characters. ",
-                n + 1
-            );
-            continue;
-        }
-        if users.iter().any(|u| &u.name == name) {
-            errors += &format!("{}: Duplicate user '{}' found. ", n + 1, c_text(name));
-            continue;
-        }
-        let rules: Vec<&[u8]> = words[2..].iter().map(Vec::as_slice).collect();
-        let Ok(merged) = merge_selectors(&rules) else {
-            errors += &format!("{}: Unmatched parenthesis in selector definition.", n + 1);
-            continue;
-        };
-        let t = &ctx.srv.table;
-        let pubsub_all = ctx.srv.config.acl_pubsub_default == "allchannels";
-        let mut u = User::new(name, t.rows.len(), pubsub_all);
-        let mut bad = None;
-        for rule in &merged {
-            if let Err(e) = u.apply(t, rule, pubsub_all) {
-                bad = Some(format!("{}: {}. ", n + 1, e.message()));
-                break;
-            }
-        }
-        match bad {
-            Some(e) => errors += &e,
-            None => users.push(u),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(format!("ERR {}", errors.trim_end()));
-    }
-    Ok(users)
-}
-
-/// An I/O error as C's `strerror` words it (Rust adds ` (os error N)`).
-fn strerror(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    text.split(" (os error").next().unwrap_or(&text).to_string()
-}
-
-/// Makes `users` the users (a missing `default` is created as Redis's), closing the connections
-/// of users that are gone or changed, as `ACLLoadFromFile` does.
+/// Makes `users` the users, a missing `default` created as Redis creates it; the connections of
+/// every other former user close, as `ACLLoadFromFile` frees the old users.
 pub fn replace_users(ctx: &mut Ctx, users: Vec<User>) {
-    let old: Vec<(usize, User)> = ctx.srv.acl.users().map(|(i, u)| (i, u.clone())).collect();
-    let fresh = acl::Acl::new(&ctx.srv.table);
-    let default = fresh.user(acl::DEFAULT).clone();
-    for (_, u) in &old {
-        if u.name != b"default" {
-            ctx.srv.acl.remove(&u.name);
-        }
+    let old: Vec<Vec<u8>> = ctx
+        .srv
+        .acl
+        .users()
+        .map(|(_, u)| u.name.clone())
+        .filter(|n| n != b"default")
+        .collect();
+    for name in &old {
+        ctx.srv.acl.remove(name);
     }
-    ctx.srv.acl.put(default);
+    let fresh = acl::Acl::new(&ctx.srv.table);
+    ctx.srv.acl.put(fresh.user(acl::DEFAULT).clone());
     for u in users {
         ctx.srv.acl.put(u);
     }
-    for (slot, before) in old {
-        let now = ctx.srv.acl.find(&before.name).map(|s| ctx.srv.acl.user(s));
-        if now == Some(&before) && ctx.srv.acl.find(&before.name) == Some(slot) {
-            continue;
-        }
-        let victims: Vec<usize> = ctx
-            .clients
-            .iter()
-            .filter(|(_, c)| c.user == slot && c.user_name[..] == before.name[..])
-            .map(|(k, _)| k)
-            .collect();
-        for v in victims {
-            if v == ctx.id {
-                ctx.client().close_after_reply = true;
-            } else {
-                ctx.srv.kill_list.push(v);
-            }
+    let victims: Vec<usize> = ctx
+        .clients
+        .iter()
+        .filter(|(_, c)| c.user_name[..] != b"default"[..])
+        .map(|(k, _)| k)
+        .collect();
+    for v in victims {
+        let c = &mut ctx.clients[v];
+        c.user = acl::DEFAULT;
+        c.authenticated = false;
+        if v == ctx.id {
+            c.close_after_reply = true;
+        } else {
+            ctx.srv.kill_list.push(v);
         }
     }
 }
@@ -580,7 +483,7 @@ const SUBCOMMANDS: &[Command] = &[
     Command::new("acl|load", load_save, 2, ADMIN_CMD | NOSCRIPT | LOADING | STALE).group(GROUP)
         .doc("Reload the ACLs from the configured ACL file", "6.0.0", "O(N). Where N is the number of configured users.", ""),
     Command::new("acl|log", log, -2, ADMIN_CMD | NOSCRIPT | LOADING | STALE).group(GROUP)
-        .doc("List latest events denied because of ACLs in place", "6.0.0", "O(N) with N being the number of entries shown.", "[count:integer | RESET]"),
+        .doc("List latest events denied because of ACLs in place", "6.0.0", "O(N) with N being the number of entries shown.", "[operation:(count:integer | RESET)]"),
     Command::new("acl|save", load_save, 2, ADMIN_CMD | NOSCRIPT | LOADING | STALE).group(GROUP)
         .doc("Save the current ACL rules in the configured ACL file", "6.0.0", "O(N). Where N is the number of configured users.", ""),
     Command::new("acl|setuser", setuser, -3, ADMIN_CMD | NOSCRIPT | LOADING | STALE).group(GROUP)
@@ -595,5 +498,5 @@ const SUBCOMMANDS: &[Command] = &[
 #[rustfmt::skip]
 pub const COMMANDS: &[Command] = &[
     Command::container("acl", -2, SUBCOMMANDS).group(GROUP)
-        .doc("A container for Access List Control commands", "6.0.0", "Depends on subcommand.", ""),
+        .doc("A container for Access List Control commands ", "6.0.0", "Depends on subcommand.", ""),
 ];

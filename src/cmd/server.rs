@@ -662,6 +662,13 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     let aof_was = ctx.srv.config.appendonly;
     let maxmemory_was = ctx.srv.config.maxmemory;
     Scripting::of_mut(ctx.srv).apply_memory_limits(&next);
+    // `requirepass` is the default user's password (Redis's `ACLUpdateDefaultUserPassword`).
+    if next.requirepass != ctx.srv.config.requirepass {
+        let t = &ctx.srv.table;
+        ctx.srv
+            .acl
+            .set_default_password(t, next.requirepass.as_bytes());
+    }
     ctx.srv.config = next;
     crate::server::evict::configure_stamps(ctx.srv);
     crate::config::oom::apply(&ctx.srv.config, crate::config::oom::Class::Server);

@@ -59,6 +59,8 @@ pub struct Config {
     pub no_appendfsync_on_rewrite: bool,
     pub requirepass: String,
     pub aclfile: String,
+    /// `user <name> <rules>` lines, loaded once the command table exists (`server::acl`).
+    pub users: Vec<Line>,
     pub acllog_max_len: i64,
     pub acl_pubsub_default: &'static str,
     pub maxclients: i64,
@@ -181,6 +183,7 @@ impl Default for Config {
             no_appendfsync_on_rewrite: false,
             requirepass: String::new(),
             aclfile: String::new(),
+            users: Vec::new(),
             acllog_max_len: 128,
             acl_pubsub_default: "resetchannels",
             maxclients: 10000,
@@ -947,6 +950,10 @@ fn apply_lines_into(
                 ))
             })?;
             apply_lines_into(c, split_lines(&text, 1)?, depth + 1, last_set)?;
+            continue;
+        }
+        if name.eq_ignore_ascii_case("user") && !values.is_empty() {
+            c.users.push(line.clone());
             continue;
         }
         let Some(dir) = find(name) else {

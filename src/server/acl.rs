@@ -13,8 +13,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use sha2::{Digest, Sha256};
 
+use crate::config::{Config, ConfigError};
 use crate::resp::parser::Args;
 use crate::server::table::{acl as cat, acl_bits, Command, Table, NO_AUTH};
+use crate::server::State;
 use crate::store::glob;
 
 /// Key pattern permissions (`%R~`, `%W~`; `~` is both).
@@ -922,4 +924,215 @@ impl Acl {
             self.log.truncate(max_len);
         }
     }
+}
+
+/// `ACLMergeSelectorArguments`: a `(` argument runs, joined by spaces, to the one ending in `)`.
+pub fn merge_selectors(rules: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
+    let mut out = Vec::with_capacity(rules.len());
+    let mut open: Option<(usize, Vec<u8>)> = None;
+    for (i, &r) in rules.iter().enumerate() {
+        if let Some((_, sel)) = open.as_mut() {
+            sel.push(b' ');
+            sel.extend_from_slice(r);
+            if r.last() == Some(&b')') {
+                out.push(open.take().expect("open").1);
+            }
+            continue;
+        }
+        if r.first() == Some(&b'(') && r.last() != Some(&b')') {
+            open = Some((i, r.to_vec()));
+            continue;
+        }
+        out.push(r.to_vec());
+    }
+    match open {
+        Some((i, _)) => Err(i),
+        None => Ok(out),
+    }
+}
+
+/// `user <name> <rules>`, as ACL LIST and ACL SAVE write it.
+pub fn user_line(t: &Table, u: &User) -> Vec<u8> {
+    let mut line = b"user ".to_vec();
+    line.extend_from_slice(&u.name);
+    line.push(b' ');
+    line.extend(u.describe(t));
+    line
+}
+
+/// Reads an ACL file as `ACLLoadFromFile` does: every line `user <name> <rules>` split on single
+/// spaces (no quoting; comments are errors), all lines checked. The users, or the errors Redis
+/// reports, each naming the file and line.
+pub fn load_file(t: &Table, pubsub_all: bool, path: &str) -> Result<Vec<User>, String> {
+    let content = std::fs::read(path).map_err(|e| {
+        format!(
+            "Error loading ACLs, opening file '{path}': {}",
+            strerror(&e)
+        )
+    })?;
+    let mut users: Vec<User> = Vec::new();
+    let mut errors = String::new();
+    for (i, raw) in content.split(|&c| c == b'\n').enumerate() {
+        let n = i + 1;
+        let line = trim(raw, b" \t\r\n");
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&[u8]> = line.split(|&c| c == b' ').collect();
+        if words[0] != b"user" || words.len() < 2 {
+            errors +=
+                &format!("{path}:{n} should start with user keyword followed by the username. ");
+            continue;
+        }
+        let name = words[1];
+        if name.iter().any(|&c| c == b' ' || c == 0) {
+            errors += &format!(
+                "'{path}:{n}: username '{}' contains invalid characters. ",
+                text(name)
+            );
+            continue;
+        }
+        if users.iter().any(|u| u.name == name) {
+            errors += &format!(
+                "WARNING: Duplicate user '{}' found on line {n}. ",
+                text(name)
+            );
+            continue;
+        }
+        let mut u = User::new(name, t.rows.len(), pubsub_all);
+        let Ok(merged) = merge_selectors(&words[2..]) else {
+            errors += &format!("{path}:{n}: Unmatched parenthesis in selector definition.");
+            users.push(u);
+            continue;
+        };
+        let mut syntax_error = false;
+        for rule in &merged {
+            let rule = trim(rule, b"\t\r\n");
+            match u.apply(t, rule, pubsub_all) {
+                Ok(()) => {}
+                Err(RuleError::UnknownName) => {
+                    errors += &format!(
+                        "{path}:{n}: Error in applying operation '{}': {}. ",
+                        text(rule),
+                        RuleError::UnknownName.message()
+                    );
+                }
+                Err(e) if !syntax_error => {
+                    errors += &format!("{path}:{n}: {}. ", e.message());
+                    syntax_error = true;
+                }
+                Err(_) => {}
+            }
+        }
+        users.push(u);
+    }
+    if !errors.is_empty() {
+        errors += "WARNING: ACL errors detected, no change to the previously active ACL rules was performed";
+        return Err(errors);
+    }
+    Ok(users)
+}
+
+/// `sdstrim`: `chars` removed from both ends.
+fn trim<'a>(b: &'a [u8], chars: &[u8]) -> &'a [u8] {
+    let start = b.iter().position(|c| !chars.contains(c)).unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !chars.contains(c))
+        .map_or(start, |e| e + 1);
+    &b[start..end]
+}
+
+/// An I/O error as C's `strerror` words it (Rust adds ` (os error N)`).
+fn strerror(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    text.split(" (os error").next().unwrap_or(&text).to_string()
+}
+
+/// An argument as text for messages, up to its first NUL byte (as Redis prints `%s`).
+fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())])
+}
+
+/// `ACLAppendUserForLoading`'s check of the config file's `user` lines, as it parses them: a rule
+/// that cannot apply (anything but a command unknown so far) is a fatal config error.
+pub fn check_config_users(t: &Table, config: &Config) -> Result<(), ConfigError> {
+    let mut seen: Vec<&str> = Vec::new();
+    for line in &config.users {
+        let args = &line.args;
+        let fail = |at: usize, e: RuleError| ConfigError {
+            line: line.number,
+            text: line.text.clone(),
+            // Redis names the argument by its index among the rules, counted from `user`.
+            msg: format!(
+                "Error in user declaration '{}': {}",
+                args.get(at).map_or("", String::as_str),
+                e.message()
+            ),
+        };
+        if seen.contains(&args[1].as_str()) {
+            return Err(fail(1, RuleError::Duplicate));
+        }
+        seen.push(&args[1]);
+        let rules: Vec<&[u8]> = args[2..].iter().map(|a| a.as_bytes()).collect();
+        let merged = merge_selectors(&rules).map_err(|i| fail(i, RuleError::Syntax))?;
+        let mut fake = User::new(b"", t.rows.len(), false);
+        for (j, rule) in merged.iter().enumerate() {
+            match fake.apply(t, rule, false) {
+                Ok(()) | Err(RuleError::UnknownName) => {}
+                Err(e) => return Err(fail(j, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `ACLLoadUsersAtStartup`: the config file's users, or the ACL file's (never both).
+pub fn load_at_startup(state: &mut State) -> Result<(), String> {
+    let config = &state.config;
+    if !config.aclfile.is_empty() && !config.users.is_empty() {
+        return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+    }
+    let pubsub_all = config.acl_pubsub_default == "allchannels";
+    let t = &state.table;
+    for line in &config.users {
+        let name = line.args[1].as_bytes();
+        if name.iter().any(|&c| c == b' ' || c == 0) {
+            crate::warning!("Spaces not allowed in ACL usernames");
+            return Err("Critical error while loading ACLs. Exiting.".into());
+        }
+        let mut u = User::new(name, t.rows.len(), pubsub_all);
+        if name == b"default" {
+            u = state.acl.user(DEFAULT).clone();
+            u.apply(t, b"reset", pubsub_all).expect("valid");
+        }
+        let rules: Vec<&[u8]> = line.args[2..].iter().map(|a| a.as_bytes()).collect();
+        let merged = merge_selectors(&rules)
+            .map_err(|_| "Critical error while loading ACLs. Exiting.".to_string())?;
+        for rule in &merged {
+            if let Err(e) = u.apply(t, rule, pubsub_all) {
+                crate::warning!(
+                    "Error loading ACL rule '{}' for the user named '{}': {}",
+                    text(rule),
+                    text(name),
+                    e.message()
+                );
+                return Err("Critical error while loading ACLs. Exiting.".into());
+            }
+        }
+        if !u.enabled() {
+            crate::notice!("The user '{}' is disabled (there is no 'on' modifier in the user description). Make sure this is not a configuration error.", text(name));
+        }
+        state.acl.put(u);
+    }
+    if !config.aclfile.is_empty() {
+        let users = load_file(t, pubsub_all, &config.aclfile)
+            .map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"))?;
+        let fresh = Acl::new(t);
+        state.acl = fresh;
+        for u in users {
+            state.acl.put(u);
+        }
+    }
+    Ok(())
 }
