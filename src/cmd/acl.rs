@@ -1,7 +1,7 @@
 //! The ACL family (Redis's acl.c `aclCommand`): SETUSER, GETUSER, DELUSER, LIST, USERS, WHOAMI,
 //! CAT, GENPASS, LOG, DRYRUN, LOAD, SAVE and HELP, over the users of `server::acl`.
 
-use super::parse::{c_text, int, is};
+use super::parse::{c_text, int, is, subcommand_syntax};
 use super::{err, Args, CmdError, CmdResult, Command, Ctx, LOADING, NOSCRIPT, STALE};
 use crate::server::acl::{
     self, category, load_file, merge_selectors, user_line, Denied, RuleError, User,
@@ -210,6 +210,9 @@ fn whoami(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// # Format
 /// `ACL CAT` — the category names; `ACL CAT category` — the commands (and subcommands) in it.
 fn cat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(subcommand_syntax("ACL", &args[1]));
+    }
     if args.len() == 2 {
         ctx.out.array(NAMES.len());
         for (_, n) in NAMES {
@@ -245,6 +248,9 @@ fn cat(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `ACL GENPASS [bits]` — a random password of `bits` (default 256) bits, in hex.
 fn genpass(ctx: &mut Ctx, args: Args) -> CmdResult {
     const MAX_BITS: i64 = 4096;
+    if args.len() > 3 {
+        return Err(subcommand_syntax("ACL", &args[1]));
+    }
     let bits = if args.len() == 3 { int(&args[2])? } else { 256 };
     if bits <= 0 || bits > MAX_BITS {
         return Err(err(format!("ACL GENPASS argument must be the number of bits for the output password, a positive number up to {MAX_BITS}")));
@@ -266,6 +272,9 @@ fn genpass(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// context, object, username, age-seconds, client-info; RESET empties the log.
 fn log(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut count: i64 = 10;
+    if args.len() > 3 {
+        return Err(subcommand_syntax("ACL", &args[1]));
+    }
     if args.len() == 3 {
         if is(&args[2], "reset") {
             ctx.srv.acl.log.clear();

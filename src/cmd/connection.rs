@@ -170,7 +170,7 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
         authenticate(ctx, args, user, pass)?;
     }
     if !ctx.client().authenticated {
-        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
+        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
     if let Some(n) = name {
         set_name(ctx, n)?;

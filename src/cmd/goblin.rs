@@ -162,6 +162,8 @@ pub const COMMANDS: &[Command] = &[
     Command::new("goblin.cad", cad, 3, WRITE | FAST)
         // It reads the value to compare and may delete the key, as GETDEL does.
         .key(1, RW | ACCESS | DELETE)
+        // ACL: a string command, as GETDEL (`+@string` grants it).
+        .acl(super::acl::STRING)
         .group(GROUP)
         .doc(
             "Deletes a key if it holds the given string (compare-and-delete, the Redlock unlock).",
@@ -176,6 +178,8 @@ pub const COMMANDS: &[Command] = &[
         READONLY,
     )
     .key(1, RO | ACCESS)
+    // ACL: a sorted-set read, as ZRANGE (`+@sortedset` grants it).
+    .acl(super::acl::SORTEDSET)
     .group(GROUP)
     .doc(
         "Returns the top k members of a sorted set of last-activity times by time-decayed weight.",

@@ -174,8 +174,13 @@ pub fn goblin(args: &[&str]) -> Server {
 
 /// Debian's redis-server, configured as the differential tests need.
 pub fn redis(args: &[&str]) -> Server {
-    let mut full = vec!["--save", "", "--appendonly", "no"];
-    full.extend_from_slice(args);
+    // A config file stays first, as redis-server wants it.
+    let (mut full, rest) = match args.first() {
+        Some(f) if !f.starts_with("--") => (vec![*f], &args[1..]),
+        _ => (vec![], args),
+    };
+    full.extend_from_slice(&["--save", "", "--appendonly", "no"]);
+    full.extend_from_slice(rest);
     spawn("redis-server", "redis", &full)
 }
 
