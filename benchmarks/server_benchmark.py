@@ -42,6 +42,21 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
   measured with ``redis-benchmark ... XRANGE bench:xrange - + COUNT 10`` (the
   ten first entries, a read from the stream's first node).
 
+* ``xreadgroup`` -- a consumer group's two commands, measured one after the other on the same
+  stream (two rows): ``bench:xreadgroup`` is recreated before every run with ``10 * (requests +
+  pipeline * clients) + 10`` entries (IDs ``0-1``, ``1-1`` ..., each ``f v``, by XADD) and the
+  group ``bench:group`` at ``0``; then ``redis-benchmark ... XREADGROUP GROUP bench:group worker
+  COUNT 10 STREAMS bench:xreadgroup >`` is measured: the stream never runs out, so every request
+  delivers 10 new entries into the group's and the consumer's pending lists (checked afterwards:
+  XPENDING counts a multiple of 10, at least 10 per request, and fewer than XLEN). Then, on the
+  pending list that run left, ``redis-benchmark -r <10 * requests> ... XACK bench:xreadgroup
+  bench:group __rand_int__-1`` (the ``__rand_int__-1`` ten times) is measured: each request acks
+  ten IDs drawn among the ``10 * requests`` first entries, which the first run certainly
+  delivered, as a consumer acks what one COUNT 10 read gave it. An ID drawn again after its ack is
+  a miss (XACK counts it 0): the first requests find all ten pending, the last ones about four, a
+  request acks 6.3 of its ten on average (1 - 1/e), the same draw on both servers (checked
+  afterwards: at least 5 acked per request).
+
 * ``evalsha_cad`` -- the compare-and-delete script ``scripts/cad.lua``, loaded
   with SCRIPT LOAD before every run, then ``EVALSHA <sha> 1 cad:__rand_int__
   token`` on keys that don't exist (the GET, the comparison, reply 0): the cost
@@ -49,9 +64,8 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
   ``benchmarks/cad_benchmark.py`` times the deleting path with a Python client.
 
 ``--suite types`` is ``lpush,lpop,sadd,hset,zadd,zrange``, the data-type
-workloads; ``--suite streams`` is ``xadd,xrange``; ``--suite scripts`` is
-``evalsha_cad``; ``--tests`` given as well
-adds its tests after the suite's.
+workloads; ``--suite streams`` is ``xadd,xrange,xreadgroup``; ``--suite scripts`` is
+``evalsha_cad``; ``--tests`` given as well adds its tests after the suite's.
 
 For each (transport, pipeline, test) point it prints one row, ratio first: the
 ratio Goblin/Redis of the ops/s, then Goblin Core's ops/s and Redis's. The
@@ -107,13 +121,22 @@ XRANGE_KEY = "bench:xrange"
 
 class CustomTest:
     """A workload redis-benchmark runs as a command line: ``prepare(conn, args)`` fills the
-    server (over a benchlib Connection) before every run, then ``command`` is measured."""
+    server (over a benchlib Connection) before every run, then ``command`` is measured.
 
-    def __init__(self, name, command, prepare, label):
+    ``options(args)``, if given, are more redis-benchmark arguments (``-r`` for ``__rand_int__``);
+    ``verify(conn, args, state)``, if given, runs after the measured run and checks the requests
+    did the work they were meant to (its return value is the next one's ``state``); ``then``, if
+    given, is another CustomTest measured right after this one on the state it left (its own
+    ``prepare`` is not run), a row of its own."""
+
+    def __init__(self, name, command, prepare, label, options=None, verify=None, then=None):
         self.name = name
         self.command = command
         self.prepare = prepare
         self.label = label  # the row name, for the table
+        self.options = options
+        self.verify = verify
+        self.then = then
 
 
 def prepare_zrange(conn, args):
@@ -168,6 +191,68 @@ def prepare_xrange(conn, args):
         )
 
 
+XREADGROUP_KEY = "bench:xreadgroup"
+XREADGROUP_GROUP = "bench:group"
+XREADGROUP_COUNT = 10  # entries a read delivers, IDs an ack names
+
+
+def xreadgroup_entries(args):
+    """Entries enough that no XREADGROUP ... > of the run comes back short: COUNT per request,
+    with room for the whole last pipeline of every client (and a few more, so some are left)."""
+    most = max(int(p) for p in str(args.pipelines).split(",") if p.strip())
+    return XREADGROUP_COUNT * (args.requests + most * args.clients) + 10
+
+
+def prepare_xreadgroup(conn, args):
+    """``bench:xreadgroup`` with its entries (IDs ``0-1``, ``1-1`` ...) and the group at 0."""
+    n = xreadgroup_entries(args)
+    conn.call("DEL", XREADGROUP_KEY)
+    commands = [("XADD", XREADGROUP_KEY, f"{i}-1", "f", "v") for i in range(n)]
+    conn.pipeline(commands, batch=1000)
+    created = conn.call("XGROUP", "CREATE", XREADGROUP_KEY, XREADGROUP_GROUP, "0")
+    length = conn.call("XLEN", XREADGROUP_KEY)
+    pending = conn.call("XPENDING", XREADGROUP_KEY, XREADGROUP_GROUP)
+    if created != b"OK" or length != n or pending[0] != 0:
+        raise PointError(
+            f"{conn.label}: {XREADGROUP_KEY} was not prepared as expected (XGROUP CREATE "
+            f"{created!r}, XLEN {length!r} for {n}, XPENDING {pending!r})"
+        )
+
+
+def verify_xreadgroup(conn, args, state):
+    """Every XREADGROUP delivered COUNT new entries: the pending count is a multiple of COUNT,
+    at least COUNT per request, and the stream was not exhausted (a short read would have
+    emptied it). Returns the pending count for the XACK run."""
+    pending = conn.call("XPENDING", XREADGROUP_KEY, XREADGROUP_GROUP)[0]
+    length = conn.call("XLEN", XREADGROUP_KEY)
+    if (pending % XREADGROUP_COUNT or pending < XREADGROUP_COUNT * args.requests
+            or pending >= length):
+        raise PointError(
+            f"{conn.label}: after {args.requests} XREADGROUP COUNT {XREADGROUP_COUNT}, "
+            f"{pending!r} entries pending of {length!r}: not {XREADGROUP_COUNT} new ones each"
+        )
+    return pending
+
+
+def xack_options(args):
+    """``__rand_int__`` in 0 .. 10 * requests - 1: IDs the XREADGROUP run certainly delivered
+    (it delivered entries in order, at least 10 * requests of them)."""
+    return ["-r", str(XREADGROUP_COUNT * args.requests)]
+
+
+def verify_xack(conn, args, pending_before):
+    """The XACKs really found pending IDs: at least 5 of the 10 per request acked (6.3 are
+    expected: see the module docstring)."""
+    pending = conn.call("XPENDING", XREADGROUP_KEY, XREADGROUP_GROUP)[0]
+    acked = pending_before - pending
+    if acked < (XREADGROUP_COUNT // 2) * args.requests:
+        raise PointError(
+            f"{conn.label}: {args.requests} XACKs of {XREADGROUP_COUNT} pending IDs acked only "
+            f"{acked!r} ({pending_before!r} pending before, {pending!r} after)"
+        )
+    return None
+
+
 CAD_SCRIPT = (pathlib.Path(__file__).parent / "scripts" / "cad.lua").read_bytes()
 CAD_SHA = hashlib.sha1(CAD_SCRIPT).hexdigest()
 
@@ -198,6 +283,26 @@ CUSTOM_TESTS = {
         prepare_xrange,
         "XRANGE - + COUNT 10",
     ),
+    # A consumer group reading 10 new entries a request, then acking 10 pending IDs a request
+    # (prepare_xreadgroup, verify_xreadgroup, xack_options, verify_xack: every request of both
+    # runs does real work on both servers -- the stream is long enough never to run out, and the
+    # acked IDs are drawn among those the reads delivered).
+    "xreadgroup": CustomTest(
+        "xreadgroup",
+        ["XREADGROUP", "GROUP", XREADGROUP_GROUP, "worker", "COUNT", str(XREADGROUP_COUNT),
+         "STREAMS", XREADGROUP_KEY, ">"],
+        prepare_xreadgroup,
+        "XREADGROUP COUNT 10 >",
+        verify=verify_xreadgroup,
+        then=CustomTest(
+            "xack",
+            ["XACK", XREADGROUP_KEY, XREADGROUP_GROUP] + ["__rand_int__-1"] * XREADGROUP_COUNT,
+            None,
+            "XACK 10 delivered IDs",
+            options=xack_options,
+            verify=verify_xack,
+        ),
+    ),
     # Keys that don't exist: GET, the comparison, reply 0 -- one script call and one command
     # called from it, per request (benchmarks/cad_benchmark.py times the deleting path).
     "evalsha_cad": CustomTest(
@@ -210,7 +315,7 @@ CUSTOM_TESTS = {
 
 SUITES = {
     "types": ("lpush", "lpop", "sadd", "hset", "zadd", "zrange"),
-    "streams": ("xadd", "xrange"),
+    "streams": ("xadd", "xrange", "xreadgroup"),
     "scripts": ("evalsha_cad",),
 }
 
@@ -251,13 +356,36 @@ def prepare(args, server, custom):
         raise PointError(f"preparing {custom.name} on {server.name} failed: {e}") from None
 
 
+def verify(args, server, custom, state):
+    """Runs a custom test's check after its measured run (over TCP); the check's result."""
+    try:
+        with benchlib.Connection.tcp("127.0.0.1", server.port) as conn:
+            return custom.verify(conn, args, state)
+    except (OSError, BenchmarkError, benchlib.ReplyError) as e:
+        server.check_running()
+        raise PointError(f"checking {custom.name} on {server.name} failed: {e}") from None
+
+
 def run_benchmark(args, server, transport, pipeline, test):
     custom = CUSTOM_TESTS.get(test)
-    if custom is not None:
-        prepare(args, server, custom)
-        what = custom.command
-    else:
-        what = ["-t", test]
+    if custom is None:
+        return run_once(args, server, transport, pipeline, test, ["-t", test])
+    prepare(args, server, custom)
+    rows = {}
+    state = None
+    while custom is not None:  # the workload's runs, one after the other, a row each
+        what = (custom.options(args) if custom.options else []) + custom.command
+        # One row, named by its command line: name it by the workload.
+        for rps in run_once(args, server, transport, pipeline, custom.name, what).values():
+            rows[custom.label] = rps
+        if custom.verify is not None:
+            state = verify(args, server, custom, state)
+        custom = custom.then
+    return rows
+
+
+def run_once(args, server, transport, pipeline, test, what):
+    """One redis-benchmark run of what (-t test, or a command line): {row name: ops/s}."""
     cmd = (
         [args.benchmark_bin]
         + target(server, transport)
@@ -286,8 +414,6 @@ def run_benchmark(args, server, transport, pipeline, test):
             f"redis-benchmark against {server.name} ({transport}, -P {pipeline}, {test}) "
             f"failed (exit {proc.returncode}):\n{out}{err}"
         )
-    if custom is not None:  # one row, named by its command line: name it by the workload
-        rows = {custom.label: rps for rps in rows.values()}
     return rows
 
 
@@ -401,6 +527,10 @@ def main():
         if "xrange" in tests:
             print(f"xrange:      {XRANGE_KEY} of {args.xrange_entries} entries, "
                   f"XRANGE {XRANGE_KEY} - + COUNT 10")
+        if "xreadgroup" in tests:
+            print(f"xreadgroup:  {XREADGROUP_KEY} of {xreadgroup_entries(args)} entries, group "
+                  f"{XREADGROUP_GROUP}; XREADGROUP ... COUNT 10 >, then XACK of 10 IDs drawn "
+                  f"among the first {XREADGROUP_COUNT * args.requests} (delivered)")
         print()
         header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin/Redis':>12} " \
                  f"{'Goblin ops/s':>14} {'Redis ops/s':>14}"
@@ -468,6 +598,7 @@ def main():
                 transports=transports,
                 zrange_members=args.zrange_members,
                 xrange_entries=args.xrange_entries,
+                xreadgroup_entries=xreadgroup_entries(args),
                 rows=results,
             ))
         if short:

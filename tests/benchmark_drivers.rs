@@ -727,15 +727,21 @@ fn server_benchmark_types_suite_runs_at_tiny_size() {
     );
 }
 
-/// `server_benchmark.py --suite streams`: XADD to a stream recreated before every run and XRANGE
-/// COUNT 10 over a prepared stream, on both servers, ratio first, the JSON file the same rows.
+/// `server_benchmark.py --suite streams`: XADD to a stream recreated before every run, XRANGE
+/// COUNT 10 over a prepared stream, and XREADGROUP COUNT 10 then XACK of what it delivered, on
+/// both servers, ratio first, the JSON file the same rows.
 #[test]
 fn server_benchmark_streams_suite_runs_at_tiny_size() {
     let driver = "server_benchmark.py";
     let mut args = vec!["--suite", "streams", "--xrange-entries", "200"];
     args.extend(TINY_SERVER_RUN);
     let JsonRun { stdout, data, .. } = run_with_json(driver, &args, false);
-    let tests = ["XADD * f v", "XRANGE - + COUNT 10"];
+    let tests = [
+        "XADD * f v",
+        "XRANGE - + COUNT 10",
+        "XREADGROUP COUNT 10 >",
+        "XACK 10 delivered IDs",
+    ];
     assert_server_rows(&stdout, &data, &tests);
     assert_eq!(data.num("xrange_entries"), 200.0);
 }
