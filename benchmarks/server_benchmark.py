@@ -67,6 +67,11 @@ The tests are redis-benchmark's built-in ``-t`` tests (``BUILTIN_TESTS``:
 workloads; ``--suite streams`` is ``xadd,xrange,xreadgroup``; ``--suite scripts`` is
 ``evalsha_cad``; ``--tests`` given as well adds its tests after the suite's.
 
+``--user restricted`` runs every redis-benchmark as an ACL user that may only
+run ``+@read +@write`` commands on ``~key:*`` (``ACL SETUSER`` on both servers
+before each run, ``--user``/``-a`` for redis-benchmark): the cost of the ACL
+checks beside ``--user default``, which has every permission (the default).
+
 For each (transport, pipeline, test) point it prints one row, ratio first: the
 ratio Goblin/Redis of the ops/s, then Goblin Core's ops/s and Redis's. The
 absolute numbers depend on the machine and on whatever else it is doing; **the
@@ -384,11 +389,26 @@ def run_benchmark(args, server, transport, pipeline, test):
     return rows
 
 
+# The restricted user of ``--user restricted``: redis-benchmark's -t set,get keys are key:NNN.
+BENCH_USER = ("bench", "bench-password", ["on", ">bench-password", "~key:*", "+@read", "+@write"])
+
+
+def user_options(args, server):
+    """redis-benchmark's authentication for ``--user``, the user made first on server."""
+    if args.user == "default":
+        return []
+    name, password, rules = BENCH_USER
+    with benchlib.Connection.tcp("127.0.0.1", server.port) as conn:
+        conn.call("ACL", "SETUSER", name, "reset", *rules)
+    return ["--user", name, "-a", password]
+
+
 def run_once(args, server, transport, pipeline, test, what):
     """One redis-benchmark run of what (-t test, or a command line): {row name: ops/s}."""
     cmd = (
         [args.benchmark_bin]
         + target(server, transport)
+        + user_options(args, server)
         + ["-n", str(args.requests), "-c", str(args.clients), "-P", str(pipeline), "--csv"]
         + what
     )
@@ -464,6 +484,9 @@ def main():
                         help="measurements per point and server; the median is reported")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds one redis-benchmark run may take")
+    parser.add_argument("--user", choices=["default", "restricted"], default="default",
+                        help="the ACL user redis-benchmark runs as: the default one (every "
+                        "permission) or one restricted to +@read +@write on ~key:*")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = parser.parse_args()
 
@@ -531,6 +554,8 @@ def main():
             print(f"xreadgroup:  {XREADGROUP_KEY} of {xreadgroup_entries(args)} entries, group "
                   f"{XREADGROUP_GROUP}; XREADGROUP ... COUNT 10 >, then XACK of 10 IDs drawn "
                   f"among the first {XREADGROUP_COUNT * args.requests} (delivered)")
+        if args.user == "restricted":
+            print(f"user:        {BENCH_USER[0]} ({' '.join(BENCH_USER[2][2:])}) on both servers")
         print()
         header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin/Redis':>12} " \
                  f"{'Goblin ops/s':>14} {'Redis ops/s':>14}"
@@ -599,6 +624,7 @@ def main():
                 zrange_members=args.zrange_members,
                 xrange_entries=args.xrange_entries,
                 xreadgroup_entries=xreadgroup_entries(args),
+                user=args.user,
                 rows=results,
             ))
         if short:
