@@ -222,7 +222,7 @@ fn xclaim_and_xautoclaim_match_redis() {
             "XCLAIM s g erin 0 5-0 FORCE TIME 123 RETRYCOUNT 2",
             "&XINFO STREAM s FULL",
             "XCLAIM s g frank 0 5-0 FORCE",
-            "XPENDING s g - + 10 frank",
+            "%XPENDING s g - + 10 frank",
             "XDEL s 1-1",
             "XCLAIM s g frank 0 1-1 2-0",
             "XPENDING s g",
