@@ -1035,6 +1035,232 @@ fn compatibility_directives_match_redis() {
     common::compare(&[&refs]);
 }
 
+/// CONFIG GET * answers every directive Redis 7.0.15 answers, with Redis's default values (those
+/// of a server started the same way); ours has the engines' memory limits besides.
+#[test]
+fn config_get_answers_every_redis_directive() {
+    let pairs = |c: &mut Raw| -> std::collections::BTreeMap<String, String> {
+        let reply = String::from_utf8(c.cmd_str("CONFIG GET *")).unwrap();
+        let bulks: Vec<String> = reply
+            .split("\r\n")
+            .skip(1)
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
+        bulks
+            .chunks(2)
+            .filter(|p| p.len() == 2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect()
+    };
+    let r = common::redis(&[]);
+    let g = goblin(&[]);
+    let want = pairs(&mut r.raw());
+    let got = pairs(&mut g.raw());
+    // Where each server was started, and what the client-side caching work brings.
+    let per_instance = ["bind", "daemonize", "dir", "pidfile", "port", "logfile"];
+    let later = ["tracking-table-max-keys"];
+    let mut failures = Vec::new();
+    for (name, value) in &want {
+        if per_instance.contains(&name.as_str()) || later.contains(&name.as_str()) {
+            continue;
+        }
+        match got.get(name) {
+            Some(v) if v == value => {}
+            other => failures.push(format!("{name}: redis {value:?}, goblin {other:?}")),
+        }
+    }
+    let ours: Vec<&String> = got.keys().filter(|n| !want.contains_key(*n)).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        ours.iter().all(|n| n.ends_with("-memory-limit")),
+        "directives Redis does not have: {ours:?}"
+    );
+}
+
+/// The hidden directives (by exact name only), names answered as asked, and CONFIG SET of the
+/// directives Redis 7.0.15 has for modes this server is never in: values, ranges, errors and
+/// aliases as Redis's.
+#[test]
+fn config_hidden_and_inert_directives_match_redis() {
+    let mut lines: Vec<String> = [
+        "CONFIG GET key-load-delay",
+        "CONFIG GET rdb-key-save-delay",
+        "CONFIG GET watchdog-period",
+        "CONFIG GET loading-process-events-interval-bytes",
+        "CONFIG GET use-exit-on-panic",
+        "CONFIG GET key-load-*",
+        "CONFIG GET *-delay",
+        "CONFIG GET MAXMEMORY",
+        "CONFIG GET Slave-Lazy-Flush",
+        "~CONFIG GET replicaof slaveof",
+        "~CONFIG GET maxmemory* maxmemory",
+        "CONFIG SET replicaof \"no one\"",
+        "CONFIG SET activedefrag yes",
+        "CONFIG SET activedefrag no",
+        "CONFIG SET maxmemory-clients abc",
+        "CONFIG SET maxmemory-clients 101%",
+        "CONFIG SET maxmemory-clients 0",
+        "CONFIG SET shutdown-on-sigint \"save nosave\"",
+        "CONFIG SET shutdown-on-sigint bogus",
+        "CONFIG SET shutdown-on-sigint \"\"",
+        "CONFIG SET shutdown-on-sigterm \"NOW force\"",
+        "CONFIG GET shutdown-on-sigterm",
+        "CONFIG SET shutdown-on-sigint \"default now\"",
+        "CONFIG GET shutdown-on-sigint",
+        "CONFIG SET shutdown-on-sigint save",
+        "CONFIG GET shutdown-on-sigint",
+        "CONFIG SET cluster-announce-hostname a_b",
+        "CONFIG SET min-replicas-to-write 0",
+        "CONFIG SET propagation-error-behavior bogus",
+        "CONFIG SET tls-port 70000",
+        "CONFIG SET tls-port 0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for (name, value) in [
+        ("key-load-delay", "-5"),
+        ("rdb-key-save-delay", "100"),
+        ("watchdog-period", "-1"),
+        ("watchdog-period", "200"),
+        ("loading-process-events-interval-bytes", "10"),
+        ("loading-process-events-interval-bytes", "4096"),
+        ("use-exit-on-panic", "yes"),
+        ("acl-pubsub-default", "allchannels"),
+        ("active-defrag-cycle-max", "100"),
+        ("active-defrag-cycle-min", "5"),
+        ("active-defrag-ignore-bytes", "1mb"),
+        ("active-defrag-max-scan-fields", "0"),
+        ("active-defrag-threshold-lower", "20"),
+        ("active-defrag-threshold-upper", "1001"),
+        ("bind-source-addr", "10.0.0.1"),
+        ("cluster-allow-pubsubshard-when-down", "no"),
+        ("cluster-allow-reads-when-down", "yes"),
+        ("cluster-allow-replica-migration", "maybe"),
+        ("cluster-announce-bus-port", "7000"),
+        ("cluster-announce-hostname", "a.b-c"),
+        ("cluster-announce-ip", "10.0.0.2"),
+        ("cluster-announce-port", "65536"),
+        ("cluster-announce-tls-port", "7001"),
+        ("cluster-config-file", "x.conf"),
+        ("cluster-link-sendbuf-limit", "1gb"),
+        ("cluster-migration-barrier", "2"),
+        ("cluster-node-timeout", "1kb"),
+        ("cluster-node-timeout", "5000"),
+        ("cluster-port", "5"),
+        ("cluster-preferred-endpoint-type", "hostname"),
+        ("cluster-slave-no-failover", "yes"),
+        ("cluster-slave-validity-factor", "3"),
+        ("cluster-require-full-coverage", "no"),
+        ("cluster-enabled", "yes"),
+        ("crash-log-enabled", "no"),
+        ("crash-memcheck-enabled", "no"),
+        ("ignore-warnings", "ARM64-COW-BUG"),
+        ("io-threads-do-reads", "yes"),
+        ("masterauth", "secret"),
+        ("masteruser", "someone"),
+        ("min-slaves-max-lag", "3"),
+        ("repl-backlog-size", "0"),
+        ("repl-backlog-size", "2mb"),
+        ("repl-backlog-ttl", "60"),
+        ("repl-ping-slave-period", "0"),
+        ("repl-ping-replica-period", "5"),
+        ("repl-timeout", "30"),
+        ("slave-announce-ip", "10.0.0.3"),
+        ("slave-announce-port", "6000"),
+        ("replica-announced", "no"),
+        ("replica-ignore-disk-write-errors", "yes"),
+        ("slave-ignore-maxmemory", "no"),
+        ("sanitize-dump-payload", "clients"),
+        ("shutdown-timeout", "3"),
+        ("syslog-facility", "local1"),
+        ("syslog-ident", "x"),
+        ("syslog-enabled", "yes"),
+        ("socket-mark-id", "1"),
+        ("aclfile", "/tmp/users.acl"),
+        ("bio_cpulist", "0"),
+        ("tls-auth-clients", "optional"),
+        ("tls-ca-cert-dir", "/tmp"),
+        ("tls-ca-cert-file", "ca.crt"),
+        ("tls-cert-file", "a.crt"),
+        ("tls-ciphers", "DEFAULT"),
+        ("tls-ciphersuites", "TLS_AES_256_GCM_SHA384"),
+        ("tls-client-cert-file", "c.crt"),
+        ("tls-client-key-file", "c.key"),
+        ("tls-client-key-file-pass", "pw"),
+        ("tls-dh-params-file", "dh.pem"),
+        ("tls-key-file", "a.key"),
+        ("tls-key-file-pass", "pw"),
+        ("tls-protocols", "TLSv1.3"),
+        ("tls-prefer-server-ciphers", "yes"),
+        ("tls-session-cache-size", "-1"),
+        ("tls-session-cache-timeout", "60"),
+        ("tls-session-caching", "no"),
+    ] {
+        lines.push(format!("CONFIG SET {name} {value}"));
+        lines.push(format!("CONFIG GET {name}"));
+    }
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    common::compare(&[&refs]);
+}
+
+/// Values Redis accepts that ask for what this server does not have are refused with a message
+/// saying so.
+#[test]
+fn config_refuses_features_not_built() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (name, value) in [
+        ("tls-port", "6380"),
+        ("tls-replication", "yes"),
+        ("tls-cluster", "yes"),
+        ("aof-disable-auto-gc", "yes"),
+        ("min-replicas-to-write", "1"),
+        ("maxmemory-clients", "10%"),
+        ("propagation-error-behavior", "panic"),
+    ] {
+        let reply = show(&c.cmd(&[b"CONFIG", b"SET", name.as_bytes(), value.as_bytes()]));
+        assert!(
+            reply.starts_with(&format!(
+                "-ERR CONFIG SET failed (possibly related to argument '{name}') - "
+            )) && reply.contains("Goblin Core"),
+            "{name} {value}: {reply}"
+        );
+    }
+    for conf in [
+        "cluster-enabled yes\n",
+        "replicaof 127.0.0.1 6380\n",
+        "syslog-enabled yes\n",
+        "server_cpulist 0-3\n",
+        "aclfile /tmp/users.acl\n",
+        "socket-mark-id 7\n",
+    ] {
+        let (ok, err) = start_with_config(conf);
+        assert!(!ok && err.contains("Goblin Core"), "{conf}: {err}");
+    }
+    assert!(start_with_config("replicaof no one\n").0);
+}
+
+/// `shutdown-on-sigterm save` saves on SIGTERM without save points, `nosave` does not save with
+/// them.
+#[test]
+fn shutdown_on_signal_flags() {
+    for (flags, save, saved) in [("save", "", true), ("nosave", "3600 1", false)] {
+        let dir = scratch_dir("sigflags");
+        let d = dir.to_str().unwrap();
+        let mut g = goblin(&["--dir", d, "--save", save, "--shutdown-on-sigterm", flags]);
+        let mut c = g.raw();
+        assert_eq!(c.cmd_str("SET k v"), b"+OK\r\n");
+        // SAFETY: a signal to the child this test started.
+        unsafe { libc::kill(g.pid() as i32, libc::SIGTERM) };
+        assert!(g.wait_exit(Duration::from_secs(10)).is_some());
+        assert_eq!(dir.join("dump.rdb").exists(), saved, "{flags}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// FLUSHALL and FLUSHDB count the keys they delete as changes, and nothing more; with save points,
 /// FLUSHALL saves at once, so no change is pending after it.
 #[test]

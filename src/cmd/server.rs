@@ -559,7 +559,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
 /// # Format
 /// `CONFIG GET parameter [parameter ...]` — a map of every matching directive (glob patterns).
 fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let mut pairs: Vec<(&'static str, String)> = Vec::new();
+    let mut pairs: Vec<(String, String)> = Vec::new();
     for pat in args.tail(2).iter() {
         for (name, val) in config::get_matching(&mut ctx.srv.config, pat) {
             if !pairs.iter().any(|(n, _)| *n == name) {
@@ -569,7 +569,7 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.out.map(pairs.len());
     for (n, v) in pairs {
-        ctx.out.bulk_str(n);
+        ctx.out.bulk_str(&n);
         ctx.out.bulk_str(&v);
     }
     Ok(())
