@@ -1284,3 +1284,80 @@ fn flushes_count_their_changes_as_redis() {
         ],
     ]);
 }
+
+/// LOLWUT byte for byte as Redis 7.0.15 wherever the drawing takes no random numbers: the version
+/// line, Schotter with at most two rows of squares (only lower rows are disturbed at random), the
+/// argument errors; in RESP2 and RESP3 (verbatim text).
+#[test]
+fn lolwut_matches_redis() {
+    common::compare_both(&[&[
+        "LOLWUT",
+        "LOLWUT VERSION 7",
+        "LOLWUT VERSION 4",
+        "LOLWUT VERSION -1",
+        "LOLWUT VERSION",
+        "LOLWUT 5",
+        "LOLWUT VERSION x",
+        "LOLWUT VERSION 5 x",
+        "LOLWUT VERSION 6 10 x",
+        "LOLWUT VERSION 5 66 8 2",
+        "LOLWUT VERSION 5 66 8 2 extra",
+        "LOLWUT VERSION 5 10 3 1",
+        "LOLWUT VERSION 5 1 1 1",
+        "LOLWUT VERSION 5 -5 0 -1",
+        "LOLWUT VERSION 5 40 7 2",
+        "LOLWUT VERSION 5 2000 500 2",
+        "LOLWUT VERSION 6 1 1",
+        "LOLWUT VERSION 6 0 0",
+    ]]);
+    common::command_info_and_docs_match_redis(&["lolwut"], &["lolwut"]);
+}
+
+/// The drawings Redis makes with random numbers (Schotter's lower rows, the skyline): the same
+/// shape as Redis's (lines, characters per line, pixels per line) and the same closing lines.
+#[test]
+fn lolwut_random_drawings_have_redis_shape() {
+    let r = common::redis(&[]);
+    let g = goblin(&[]);
+    let shape = |text: &str| -> Vec<usize> {
+        text.lines()
+            .map(|l| l.chars().count() - 5 * l.matches('\u{1b}').count())
+            .collect()
+    };
+    for args in [
+        vec!["LOLWUT", "VERSION", "5"],
+        vec!["LOLWUT", "VERSION", "5", "30", "5", "9"],
+        vec!["LOLWUT", "VERSION", "6"],
+        vec!["LOLWUT", "VERSION", "6", "120", "33"],
+    ] {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let want = String::from_utf8(r.raw().cmd(&argv)).unwrap();
+        let got = String::from_utf8(g.raw().cmd(&argv)).unwrap();
+        let body = |s: &str| s.split_once("\r\n").unwrap().1.to_string();
+        let (want, got) = (body(&want), body(&got));
+        assert_eq!(want.len() > 100, got.len() > 100, "{args:?}");
+        assert_eq!(shape(&want).len(), shape(&got).len(), "{args:?}");
+        // Every pixel of the skyline is one escape sequence and a space; a braille line is one
+        // character per two pixels.
+        let pixels = |t: &str| -> Vec<usize> {
+            t.lines()
+                .map(|l| {
+                    if l.contains('\u{1b}') {
+                        l.matches("\u{1b}[0m").count()
+                    } else {
+                        l.chars().count()
+                    }
+                })
+                .collect()
+        };
+        assert_eq!(pixels(&want), pixels(&got), "{args:?}");
+        let tail = |t: &str| {
+            t.lines()
+                .rev()
+                .take(2)
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tail(&want), tail(&got), "{args:?}");
+    }
+}
