@@ -679,6 +679,7 @@ impl<'a> Io<'a> {
             return;
         }
         let query = std::mem::take(&mut c.query);
+        c.query_lent = (query.len(), query.capacity());
         let mut parser = std::mem::take(&mut c.parser);
         let mut out = std::mem::take(&mut c.out);
         let mut authenticated = c.authenticated;
@@ -751,6 +752,7 @@ impl<'a> Io<'a> {
             query = Vec::new();
         }
         c.query = query;
+        c.query_lent = (0, 0);
         c.parser = parser;
         c.out = out;
         for code in c.out.errors.drain(..) {
