@@ -1418,3 +1418,59 @@ fn client_info_counts_buffers_as_redis() {
     let g = goblin(&[]);
     assert_eq!(run(&r), run(&g));
 }
+
+/// Which deletions Redis 7.0.15 frees on its lazy-free thread, seen in INFO's `lazyfreed_objects`:
+/// UNLINK of a value above the free-effort threshold (a list of more than 64 quicklist nodes, a
+/// hash table, set or skiplist of more than 64 elements) but not of a compact or small one; DEL
+/// only with `lazyfree-lazy-user-del yes`; FLUSHALL and FLUSHDB with ASYNC, or without an option
+/// under `lazyfree-lazy-user-flush yes` (every key counts); CONFIG RESETSTAT starts again.
+#[test]
+fn lazy_freeing_counts_as_redis() {
+    let members =
+        |prefix: &str, n: usize| -> String { (0..n).map(|i| format!(" {prefix}{i}")).collect() };
+    let scored = |n: usize| -> String { (0..n).map(|i| format!(" {i} m{i}")).collect() };
+    let long = "x".repeat(8000);
+    let nodes = |n: usize| -> String { (0..n).map(|_| format!(" {long}")).collect() };
+    let lines = vec![
+        "info:lazyfreed_objects".to_string(),
+        format!("SADD bigset{}", members("member", 100)),
+        format!("SADD smallset{}", members("member", 10)),
+        format!("SADD intset{}", members("", 100)),
+        format!("HSET bighash{}", scored(600)),
+        format!("HSET packedhash{}", scored(100)),
+        format!("ZADD bigzset{}", scored(200)),
+        format!("ZADD packedzset{}", scored(100)),
+        format!("RPUSH biglist{}", nodes(70)),
+        format!("RPUSH shortlist{}", nodes(60)),
+        format!("RPUSH manysmall{}", members("e", 3000)),
+        "UNLINK smallset intset packedhash packedzset shortlist manysmall".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "UNLINK bigset bighash".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "DEL bigzset".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "CONFIG SET lazyfree-lazy-user-del yes".into(),
+        "DEL biglist".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "MSET a 1 b 2 c 3".into(),
+        "FLUSHDB SYNC".into(),
+        "MSET a 1 b 2 c 3".into(),
+        "FLUSHALL ASYNC".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "CONFIG SET lazyfree-lazy-user-flush yes".into(),
+        "MSET a 1 b 2".into(),
+        "FLUSHDB".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "info:lazyfree_pending_objects".into(),
+        "CONFIG RESETSTAT".into(),
+        "info:lazyfreed_objects".into(),
+    ];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    common::scenario(&refs);
+}

@@ -18,6 +18,7 @@ pub mod gate;
 pub mod key_events;
 pub mod keyspec;
 pub mod latency;
+pub mod lazyfree;
 pub mod monitor;
 pub mod multi;
 pub mod notify;

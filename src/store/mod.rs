@@ -451,6 +451,12 @@ impl Db {
         self.dict.value_at(slot).expire_at
     }
 
+    /// Empties the database and hands over its keys (FLUSHALL ASYNC frees them elsewhere).
+    pub fn take_keys(&mut self) -> Dict<Entry> {
+        self.expiring = Vec::new();
+        std::mem::take(&mut self.dict)
+    }
+
     pub fn clear(&mut self) -> usize {
         let n = self.dict.len();
         self.dict.clear();
