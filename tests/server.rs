@@ -1410,7 +1410,8 @@ fn client_info_counts_buffers_as_redis() {
 /// UNLINK of a value above the free-effort threshold (a list of more than 64 quicklist nodes, a
 /// hash table, set or skiplist of more than 64 elements) but not of a compact or small one; DEL
 /// only with `lazyfree-lazy-user-del yes`; FLUSHALL and FLUSHDB with ASYNC, or without an option
-/// under `lazyfree-lazy-user-flush yes` (every key counts); CONFIG RESETSTAT starts again.
+/// under `lazyfree-lazy-user-flush yes` (every key counts); an expired key's value under
+/// `lazyfree-lazy-expire yes`; CONFIG RESETSTAT starts again.
 #[test]
 fn lazy_freeing_counts_as_redis() {
     let members =
@@ -1455,6 +1456,15 @@ fn lazy_freeing_counts_as_redis() {
         "sleep 100".into(),
         "info:lazyfreed_objects".into(),
         "info:lazyfree_pending_objects".into(),
+        "CONFIG SET lazyfree-lazy-expire yes".into(),
+        format!("SADD expiring{}", members("member", 100)),
+        format!("SADD expiringsmall{}", members("member", 10)),
+        "PEXPIRE expiring 1".into(),
+        "PEXPIRE expiringsmall 1".into(),
+        "sleep 20".into(),
+        "EXISTS expiring expiringsmall".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
         "CONFIG RESETSTAT".into(),
         "info:lazyfreed_objects".into(),
     ];

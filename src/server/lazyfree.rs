@@ -101,6 +101,15 @@ pub fn free_value(v: Value, list_fill: i64) {
     }
 }
 
+/// Hands the values of keys expired since last asked to the thread (`lazyfree-lazy-expire`).
+pub fn free_expired(dbs: &mut [Db], list_fill: i64) {
+    for db in dbs {
+        for v in db.expired_values.drain(..) {
+            free_value(v, list_fill);
+        }
+    }
+}
+
 /// Empties a database, its keys freed on the thread (Redis's `emptyDbAsync`); how many keys it
 /// had.
 pub fn flush_db(db: &mut Db) -> usize {

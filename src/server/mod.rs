@@ -184,6 +184,7 @@ impl State {
         let dbs = (0..config.databases).map(|_| Db::default()).collect();
         let run_id = crate::util::random_hex40();
         notify::configure(config.notify_keyspace_events);
+        crate::store::set_lazy_expire(config.lazyfree_lazy_expire);
         let mut state = State {
             scripting,
             script_running: Default::default(),
@@ -533,6 +534,10 @@ impl<'a> Io<'a> {
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
             propagate::expired_between_commands(self.state);
+            lazyfree::free_expired(
+                &mut self.state.dbs,
+                self.state.config.list_max_listpack_size,
+            );
             persistence::flush_aof(self.state);
             self.flush_pending();
             if Instant::now() >= next_cron {
