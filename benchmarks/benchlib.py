@@ -35,6 +35,10 @@ What is here:
   one ``sendall`` and one ``recv`` per round trip. Every socket has a timeout
   (``SOCKET_TIMEOUT``), so no read can wait forever.
 
+* **Loop stalls** -- ``Pinger``, a thread PINGing on its own connection that
+  keeps the longest round trip: how long the server's event loop stopped while
+  something else ran (a fork, a large free).
+
 * **Results** -- ``median``, ``print_table`` (aligned columns on stdout),
   ``ratio_cell`` and ``ratio_header`` (tables read ratios first: ``3.02×
   (2.45)``, the unit of the parenthesised number in the header),
@@ -54,6 +58,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -931,3 +936,34 @@ def write_chart(path, title, groups, series, unit):
     fig.savefig(path, dpi=120, bbox_inches="tight")  # "tight": the canvas grows to the legend
     plt.close(fig)
     print(f"wrote {path}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------
+# Loop stalls
+# ---------------------------------------------------------------------------
+
+
+class Pinger(threading.Thread):
+    """PINGs continuously on its own connection; `worst` is the longest round trip (seconds)."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.stop = threading.Event()
+        self.worst = 0.0
+        self.count = 0
+
+    def run(self):
+        while not self.stop.is_set():
+            t = time.perf_counter()
+            self.sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            got = b""
+            while len(got) < 7:
+                chunk = self.sock.recv(64)
+                if not chunk:
+                    return
+                got += chunk
+            self.worst = max(self.worst, time.perf_counter() - t)
+            self.count += 1
+        self.sock.close()

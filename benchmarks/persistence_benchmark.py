@@ -45,10 +45,8 @@ check failed or a server misbehaved, 2 usage, 130 interrupted.
 import argparse
 import csv
 import io
-import socket
 import subprocess
 import sys
-import threading
 import time
 
 import benchlib
@@ -122,36 +120,10 @@ def fill(conn, keys):
         raise BenchmarkError(f"{conn.label}: DBSIZE {size} after filling {keys} keys")
 
 
-class Pinger(threading.Thread):
-    """PINGs continuously on its own connection; `worst` is the longest round trip (seconds)."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.stop = threading.Event()
-        self.worst = 0.0
-        self.count = 0
-
-    def run(self):
-        while not self.stop.is_set():
-            t = time.perf_counter()
-            self.sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-            got = b""
-            while len(got) < 7:
-                chunk = self.sock.recv(64)
-                if not chunk:
-                    return
-                got += chunk
-            self.worst = max(self.worst, time.perf_counter() - t)
-            self.count += 1
-        self.sock.close()
-
-
 def bgsave_point(args, server):
     """(seconds until the BGSAVE ended, longest PING round trip in seconds while it ran)."""
     with benchlib.Connection.tcp("127.0.0.1", server.port) as conn:
-        pinger = Pinger(server.port)
+        pinger = benchlib.Pinger(server.port)
         pinger.start()
         time.sleep(0.2)  # the pinger's baseline
         start = time.perf_counter()

@@ -984,8 +984,9 @@ fn systemd_supervision_notifies() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Directives of Redis's default redis.conf for features this server does not have: their
-/// values, ranges, errors and aliases as Redis's.
+/// Directives for features this server does not have (of Redis's default redis.conf, and the
+/// rest CONFIG GET answers: cluster, TLS, replication, test hooks): their values, ranges, errors
+/// and aliases as Redis's.
 #[test]
 fn compatibility_directives_match_redis() {
     let mut lines = Vec::new();
@@ -1009,6 +1010,82 @@ fn compatibility_directives_match_redis() {
         ("replica-serve-stale-data", "no"),
         ("stream-node-max-bytes", "1kb"),
         ("stream-node-max-entries", "50"),
+        // Redis 7.0.15's directives for modes this server is never in, and its test hooks.
+        ("key-load-delay", "-5"),
+        ("rdb-key-save-delay", "100"),
+        ("watchdog-period", "-1"),
+        ("watchdog-period", "200"),
+        ("loading-process-events-interval-bytes", "10"),
+        ("loading-process-events-interval-bytes", "4096"),
+        ("use-exit-on-panic", "yes"),
+        ("active-defrag-cycle-max", "100"),
+        ("active-defrag-cycle-min", "5"),
+        ("active-defrag-ignore-bytes", "1mb"),
+        ("active-defrag-max-scan-fields", "0"),
+        ("active-defrag-threshold-lower", "20"),
+        ("active-defrag-threshold-upper", "1001"),
+        ("bind-source-addr", "10.0.0.1"),
+        ("cluster-allow-pubsubshard-when-down", "no"),
+        ("cluster-allow-reads-when-down", "yes"),
+        ("cluster-allow-replica-migration", "maybe"),
+        ("cluster-announce-bus-port", "7000"),
+        ("cluster-announce-hostname", "a.b-c"),
+        ("cluster-announce-ip", "10.0.0.2"),
+        ("cluster-announce-port", "65536"),
+        ("cluster-announce-tls-port", "7001"),
+        ("cluster-config-file", "x.conf"),
+        ("cluster-link-sendbuf-limit", "1gb"),
+        ("cluster-migration-barrier", "2"),
+        ("cluster-node-timeout", "1kb"),
+        ("cluster-node-timeout", "5000"),
+        ("cluster-port", "5"),
+        ("cluster-preferred-endpoint-type", "hostname"),
+        ("cluster-slave-no-failover", "yes"),
+        ("cluster-slave-validity-factor", "3"),
+        ("cluster-require-full-coverage", "no"),
+        ("cluster-enabled", "yes"),
+        ("crash-log-enabled", "no"),
+        ("crash-memcheck-enabled", "no"),
+        ("ignore-warnings", "ARM64-COW-BUG"),
+        ("io-threads-do-reads", "yes"),
+        ("masterauth", "secret"),
+        ("masteruser", "someone"),
+        ("min-slaves-max-lag", "3"),
+        ("repl-backlog-size", "0"),
+        ("repl-backlog-size", "2mb"),
+        ("repl-backlog-ttl", "60"),
+        ("repl-ping-slave-period", "0"),
+        ("repl-ping-replica-period", "5"),
+        ("repl-timeout", "30"),
+        ("slave-announce-ip", "10.0.0.3"),
+        ("slave-announce-port", "6000"),
+        ("replica-announced", "no"),
+        ("replica-ignore-disk-write-errors", "yes"),
+        ("slave-ignore-maxmemory", "no"),
+        ("sanitize-dump-payload", "clients"),
+        ("shutdown-timeout", "3"),
+        ("syslog-facility", "local1"),
+        ("syslog-ident", "x"),
+        ("syslog-enabled", "yes"),
+        ("socket-mark-id", "1"),
+        ("bio_cpulist", "0"),
+        ("tls-auth-clients", "optional"),
+        ("tls-ca-cert-dir", "/tmp"),
+        ("tls-ca-cert-file", "ca.crt"),
+        ("tls-cert-file", "a.crt"),
+        ("tls-ciphers", "DEFAULT"),
+        ("tls-ciphersuites", "TLS_AES_256_GCM_SHA384"),
+        ("tls-client-cert-file", "c.crt"),
+        ("tls-client-key-file", "c.key"),
+        ("tls-client-key-file-pass", "pw"),
+        ("tls-dh-params-file", "dh.pem"),
+        ("tls-key-file", "a.key"),
+        ("tls-key-file-pass", "pw"),
+        ("tls-protocols", "TLSv1.3"),
+        ("tls-prefer-server-ciphers", "yes"),
+        ("tls-session-cache-size", "-1"),
+        ("tls-session-cache-timeout", "60"),
+        ("tls-session-caching", "no"),
     ] {
         lines.push(format!("CONFIG GET {name}"));
         lines.push(format!("CONFIG SET {name} {value}"));
@@ -1035,6 +1112,144 @@ fn compatibility_directives_match_redis() {
     common::compare(&[&refs]);
 }
 
+/// CONFIG GET * answers every directive Redis 7.0.15 answers, with Redis's default values (those
+/// of a server started the same way); ours has the engines' memory limits besides.
+#[test]
+fn config_get_answers_every_redis_directive() {
+    let pairs = |c: &mut Raw| -> std::collections::BTreeMap<String, String> {
+        let reply = String::from_utf8(c.cmd_str("CONFIG GET *")).unwrap();
+        let bulks: Vec<String> = reply
+            .split("\r\n")
+            .skip(1)
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
+        bulks
+            .chunks(2)
+            .filter(|p| p.len() == 2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect()
+    };
+    let r = common::redis(&[]);
+    let g = goblin(&[]);
+    let want = pairs(&mut r.raw());
+    let got = pairs(&mut g.raw());
+    // Where each server was started, and what the client-side caching work brings.
+    let per_instance = ["bind", "daemonize", "dir", "pidfile", "port", "logfile"];
+    let later = ["tracking-table-max-keys"];
+    let mut failures = Vec::new();
+    for (name, value) in &want {
+        if per_instance.contains(&name.as_str()) || later.contains(&name.as_str()) {
+            continue;
+        }
+        match got.get(name) {
+            Some(v) if v == value => {}
+            other => failures.push(format!("{name}: redis {value:?}, goblin {other:?}")),
+        }
+    }
+    let ours: Vec<&String> = got.keys().filter(|n| !want.contains_key(*n)).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        ours.iter().all(|n| n.ends_with("-memory-limit")),
+        "directives Redis does not have: {ours:?}"
+    );
+}
+
+/// The hidden directives (by exact name only), names answered as asked, replicaof, and the
+/// special syntaxes and refusals Redis 7.0.15 shares with us.
+#[test]
+fn config_hidden_and_special_directives_match_redis() {
+    let lines = [
+        "CONFIG GET key-load-delay",
+        "CONFIG GET rdb-key-save-delay",
+        "CONFIG GET watchdog-period",
+        "CONFIG GET loading-process-events-interval-bytes",
+        "CONFIG GET use-exit-on-panic",
+        "CONFIG GET key-load-*",
+        "CONFIG GET *-delay",
+        "CONFIG GET MAXMEMORY",
+        "CONFIG GET Slave-Lazy-Flush",
+        "~CONFIG GET replicaof slaveof",
+        "~CONFIG GET maxmemory* maxmemory",
+        "CONFIG SET replicaof \"no one\"",
+        "CONFIG SET activedefrag yes",
+        "CONFIG SET activedefrag no",
+        "CONFIG SET maxmemory-clients abc",
+        "CONFIG SET maxmemory-clients 101%",
+        "CONFIG SET maxmemory-clients 0",
+        "CONFIG SET shutdown-on-sigint \"save nosave\"",
+        "CONFIG SET shutdown-on-sigint bogus",
+        "CONFIG SET shutdown-on-sigint \"\"",
+        "CONFIG SET shutdown-on-sigterm \"NOW force\"",
+        "CONFIG GET shutdown-on-sigterm",
+        "CONFIG SET shutdown-on-sigint \"default now\"",
+        "CONFIG GET shutdown-on-sigint",
+        "CONFIG SET shutdown-on-sigint save",
+        "CONFIG GET shutdown-on-sigint",
+        "CONFIG SET cluster-announce-hostname a_b",
+        "CONFIG SET min-replicas-to-write 0",
+        "CONFIG SET propagation-error-behavior bogus",
+        "CONFIG SET tls-port 70000",
+        "CONFIG SET tls-port 0",
+    ];
+    common::compare(&[&lines]);
+}
+
+/// Values Redis accepts that ask for what this server does not have are refused with a message
+/// saying so.
+#[test]
+fn config_refuses_features_not_built() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    for (name, value) in [
+        ("tls-port", "6380"),
+        ("tls-replication", "yes"),
+        ("tls-cluster", "yes"),
+        ("aof-disable-auto-gc", "yes"),
+        ("min-replicas-to-write", "1"),
+        ("maxmemory-clients", "10%"),
+        ("propagation-error-behavior", "panic"),
+    ] {
+        let reply = show(&c.cmd(&[b"CONFIG", b"SET", name.as_bytes(), value.as_bytes()]));
+        assert!(
+            reply.starts_with(&format!(
+                "-ERR CONFIG SET failed (possibly related to argument '{name}') - "
+            )) && reply.contains("Goblin Core"),
+            "{name} {value}: {reply}"
+        );
+    }
+    for conf in [
+        "cluster-enabled yes\n",
+        "replicaof 127.0.0.1 6380\n",
+        "syslog-enabled yes\n",
+        "server_cpulist 0-3\n",
+        "socket-mark-id 7\n",
+    ] {
+        let (ok, err) = start_with_config(conf);
+        assert!(!ok && err.contains("Goblin Core"), "{conf}: {err}");
+    }
+    assert!(start_with_config("replicaof no one\n").0);
+}
+
+/// `shutdown-on-sigterm save` saves on SIGTERM without save points, `nosave` does not save with
+/// them.
+#[test]
+fn shutdown_on_signal_flags() {
+    for (flags, save, saved) in [("save", "", true), ("nosave", "3600 1", false)] {
+        let dir = scratch_dir("sigflags");
+        let d = dir.to_str().unwrap();
+        let mut g = goblin(&["--dir", d, "--save", save, "--shutdown-on-sigterm", flags]);
+        let mut c = g.raw();
+        assert_eq!(c.cmd_str("SET k v"), b"+OK\r\n");
+        // SAFETY: a signal to the child this test started.
+        unsafe { libc::kill(g.pid() as i32, libc::SIGTERM) };
+        assert!(g.wait_exit(Duration::from_secs(10)).is_some());
+        assert_eq!(dir.join("dump.rdb").exists(), saved, "{flags}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// FLUSHALL and FLUSHDB count the keys they delete as changes, and nothing more; with save points,
 /// FLUSHALL saves at once, so no change is pending after it.
 #[test]
@@ -1057,4 +1272,199 @@ fn flushes_count_their_changes_as_redis() {
             "?rdb_changes_since_last_save",
         ],
     ]);
+}
+
+/// LOLWUT byte for byte as Redis 7.0.15 wherever the drawing takes no random numbers: the version
+/// line, Schotter with at most two rows of squares (only lower rows are disturbed at random), the
+/// argument errors; in RESP2 and RESP3 (verbatim text).
+#[test]
+fn lolwut_matches_redis() {
+    common::compare_both(&[&[
+        "LOLWUT",
+        "LOLWUT VERSION 7",
+        "LOLWUT VERSION 4",
+        "LOLWUT VERSION -1",
+        "LOLWUT VERSION",
+        "LOLWUT 5",
+        "LOLWUT VERSION x",
+        "LOLWUT VERSION 5 x",
+        "LOLWUT VERSION 6 10 x",
+        "LOLWUT VERSION 5 66 8 2",
+        "LOLWUT VERSION 5 66 8 2 extra",
+        "LOLWUT VERSION 5 10 3 1",
+        "LOLWUT VERSION 5 1 1 1",
+        "LOLWUT VERSION 5 -5 0 -1",
+        "LOLWUT VERSION 5 40 7 2",
+        "LOLWUT VERSION 5 2000 500 2",
+        "LOLWUT VERSION 6 1 1",
+        "LOLWUT VERSION 6 0 0",
+    ]]);
+    common::command_info_and_docs_match_redis(&["lolwut"], &["lolwut"]);
+}
+
+/// The drawings Redis makes with random numbers (Schotter's lower rows, the skyline): the same
+/// shape as Redis's (lines, characters per line, pixels per line) and the same closing lines.
+#[test]
+fn lolwut_random_drawings_have_redis_shape() {
+    let r = common::redis(&[]);
+    let g = goblin(&[]);
+    for args in [
+        vec!["LOLWUT", "VERSION", "5"],
+        vec!["LOLWUT", "VERSION", "5", "30", "5", "9"],
+        vec!["LOLWUT", "VERSION", "6"],
+        vec!["LOLWUT", "VERSION", "6", "120", "33"],
+    ] {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let want = String::from_utf8(r.raw().cmd(&argv)).unwrap();
+        let got = String::from_utf8(g.raw().cmd(&argv)).unwrap();
+        let body = |s: &str| s.split_once("\r\n").unwrap().1.to_string();
+        let (want, got) = (body(&want), body(&got));
+        assert_eq!(want.len() > 100, got.len() > 100, "{args:?}");
+        assert_eq!(want.lines().count(), got.lines().count(), "{args:?}");
+        // Every pixel of the skyline is one escape sequence and a space; a braille line is one
+        // character per two pixels.
+        let pixels = |t: &str| -> Vec<usize> {
+            t.lines()
+                .map(|l| {
+                    if l.contains('\u{1b}') {
+                        l.matches("\u{1b}[0m").count()
+                    } else {
+                        l.chars().count()
+                    }
+                })
+                .collect()
+        };
+        assert_eq!(pixels(&want), pixels(&got), "{args:?}");
+        let tail = |t: &str| {
+            t.lines()
+                .rev()
+                .take(2)
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tail(&want), tail(&got), "{args:?}");
+    }
+}
+
+/// CLIENT INFO and CLIENT LIST count the query buffer (`qbuf`: the whole buffer the running
+/// command was read in, pipelined neighbours included; only the unparsed rest otherwise), the
+/// arguments (`argv-mem`: the running command's, or a blocked client's), the MULTI queue
+/// (`multi-mem`) and unsent output (`obl`, `oll`) as Redis 7.0.15 does for the same client state.
+/// Not compared: what depends on the allocator or on the buffers' growth policy (`qbuf-free`,
+/// `rbs`, `rbp`, `omem`, `tot-mem`), and the per-connection `id`, `addr`, `laddr`, `fd`; nor a
+/// command received in part (Redis has moved its complete arguments to `argv-mem` already).
+#[test]
+fn client_info_counts_buffers_as_redis() {
+    let fields = [
+        "qbuf",
+        "argv-mem",
+        "multi-mem",
+        "obl",
+        "oll",
+        "multi",
+        "flags",
+        "cmd",
+    ];
+    let pick = |reply: &[u8]| -> Vec<String> {
+        let text = String::from_utf8_lossy(reply).into_owned();
+        text.lines()
+            .filter(|l| l.contains("id="))
+            .map(|l| {
+                l.split(' ')
+                    .filter(|kv| fields.iter().any(|f| kv.starts_with(&format!("{f}="))))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    };
+    let run = |s: &common::Server| -> Vec<Vec<String>> {
+        let mut a = s.raw();
+        let mut out = vec![pick(&a.cmd_str("CLIENT INFO"))];
+        out.push(pick(&a.cmd_str("CLIENT INFO")));
+        let mut pipeline = encode(&[b"PING"]);
+        pipeline.extend(encode(&[b"SET", b"k", b"some value"]));
+        pipeline.extend(encode(&[b"CLIENT", b"INFO"]));
+        a.send(&pipeline);
+        a.reply();
+        a.reply();
+        out.push(pick(&a.reply()));
+        let mut m = s.raw();
+        m.cmd_str("MULTI");
+        m.cmd_str("SET a b");
+        m.cmd_str("RPUSH list 1 2 3");
+        let mut b = s.raw();
+        b.send(&encode(&[b"BLPOP", b"nokey", b"0"]));
+        std::thread::sleep(Duration::from_millis(100));
+        out.push(pick(&a.cmd_str("CLIENT LIST")));
+        out
+    };
+    let r = common::redis(&[]);
+    let g = goblin(&[]);
+    assert_eq!(run(&r), run(&g));
+}
+
+/// Which deletions Redis 7.0.15 frees on its lazy-free thread, seen in INFO's `lazyfreed_objects`:
+/// UNLINK of a value above the free-effort threshold (a list of more than 64 quicklist nodes, a
+/// hash table, set or skiplist of more than 64 elements) but not of a compact or small one; DEL
+/// only with `lazyfree-lazy-user-del yes`; FLUSHALL and FLUSHDB with ASYNC, or without an option
+/// under `lazyfree-lazy-user-flush yes` (every key counts); an expired key's value under
+/// `lazyfree-lazy-expire yes`; CONFIG RESETSTAT starts again.
+#[test]
+fn lazy_freeing_counts_as_redis() {
+    let members =
+        |prefix: &str, n: usize| -> String { (0..n).map(|i| format!(" {prefix}{i}")).collect() };
+    let scored = |n: usize| -> String { (0..n).map(|i| format!(" {i} m{i}")).collect() };
+    let long = "x".repeat(8000);
+    let nodes = |n: usize| -> String { (0..n).map(|_| format!(" {long}")).collect() };
+    let lines = vec![
+        "info:lazyfreed_objects".to_string(),
+        format!("SADD bigset{}", members("member", 100)),
+        format!("SADD smallset{}", members("member", 10)),
+        format!("SADD intset{}", members("", 100)),
+        format!("HSET bighash{}", scored(600)),
+        format!("HSET packedhash{}", scored(100)),
+        format!("ZADD bigzset{}", scored(200)),
+        format!("ZADD packedzset{}", scored(100)),
+        format!("RPUSH biglist{}", nodes(70)),
+        format!("RPUSH shortlist{}", nodes(60)),
+        format!("RPUSH manysmall{}", members("e", 3000)),
+        "UNLINK smallset intset packedhash packedzset shortlist manysmall".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "UNLINK bigset bighash".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "DEL bigzset".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "CONFIG SET lazyfree-lazy-user-del yes".into(),
+        "DEL biglist".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "MSET a 1 b 2 c 3".into(),
+        "FLUSHDB SYNC".into(),
+        "MSET a 1 b 2 c 3".into(),
+        "FLUSHALL ASYNC".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "CONFIG SET lazyfree-lazy-user-flush yes".into(),
+        "MSET a 1 b 2".into(),
+        "FLUSHDB".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "info:lazyfree_pending_objects".into(),
+        "CONFIG SET lazyfree-lazy-expire yes".into(),
+        format!("SADD expiring{}", members("member", 100)),
+        format!("SADD expiringsmall{}", members("member", 10)),
+        "PEXPIRE expiring 1".into(),
+        "PEXPIRE expiringsmall 1".into(),
+        "sleep 20".into(),
+        "EXISTS expiring expiringsmall".into(),
+        "sleep 100".into(),
+        "info:lazyfreed_objects".into(),
+        "CONFIG RESETSTAT".into(),
+        "info:lazyfreed_objects".into(),
+    ];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    common::scenario(&refs);
 }

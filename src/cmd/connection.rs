@@ -257,23 +257,24 @@ fn client_getname(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
-fn info_line(ctx: &Ctx, key: usize) -> String {
-    // The caller's reply buffer is lent to the command while it runs, so its protocol is in `out`.
+fn info_line(ctx: &Ctx, key: usize, args: Args) -> String {
+    // The caller's reply buffer is lent to the command while it runs, and the running command is
+    // this one.
     let c = &ctx.clients[key];
-    let resp = if key == ctx.id {
-        ctx.out.resp3
+    let (out, argv_mem) = if key == ctx.id {
+        (&*ctx.out, args.iter().map(|a| a.len()).sum())
     } else {
-        c.out.resp3
+        (&c.out, c.blocked.as_ref().map_or(0, |b| b.argv_len()))
     };
-    c.info_line(if resp { 3 } else { 2 })
+    c.info_line(if out.resp3 { 3 } else { 2 }, out, argv_mem)
 }
 
 /// CLIENT INFO
 ///
 /// # Format
 /// `CLIENT INFO` — this connection's CLIENT LIST line.
-fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let line = info_line(ctx, ctx.id) + "\n";
+fn client_info(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let line = info_line(ctx, ctx.id, args) + "\n";
     ctx.out.verbatim(line.as_bytes());
     Ok(())
 }
@@ -326,7 +327,7 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         if type_filter.as_deref().is_some_and(|t| t != class) {
             continue;
         }
-        text_out.push_str(&info_line(ctx, key));
+        text_out.push_str(&info_line(ctx, key, args));
         text_out.push('\n');
     }
     ctx.out.verbatim(text_out.as_bytes());

@@ -9,21 +9,42 @@ use super::{
 };
 use crate::resp::reply::{DB_INDEX, NO_SUCH_KEY, SYNTAX};
 use crate::server::evict::{Pick, Policy};
+use crate::server::lazyfree;
 use crate::server::notify::GENERIC;
 use crate::store::{self, glob, Str, Value, NO_EXPIRE};
 use crate::util::clock;
 
 const GROUP: &str = "generic";
 
-/// DEL key [key ...] / UNLINK key [key ...]
+/// DEL key [key ...]
 ///
 /// # Format
-/// `DEL key [key ...]` — the number of keys removed. UNLINK is the same (values are freed inline).
+/// `DEL key [key ...]` — the number of keys removed. Values are freed here, or as UNLINK frees
+/// them with `lazyfree-lazy-user-del yes`.
 fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let lazy = ctx.srv.config.lazyfree_lazy_user_del;
+    delete_keys(ctx, args, lazy)
+}
+
+/// UNLINK key [key ...]
+///
+/// # Format
+/// `UNLINK key [key ...]` — the number of keys removed; a large value (a list of more than 64
+/// quicklist nodes, a hash table, set or sorted set of more than 64 elements) is freed by the
+/// background thread (`server::lazyfree`), as Redis's UNLINK.
+fn unlink(ctx: &mut Ctx, args: Args) -> CmdResult {
+    delete_keys(ctx, args, true)
+}
+
+fn delete_keys(ctx: &mut Ctx, args: Args, lazy: bool) -> CmdResult {
     let mut n = 0;
     for key in args.tail(1).iter() {
         if ctx.db().find_live(key).is_some() {
-            ctx.db().remove(key);
+            if let Some((val, _)) = ctx.db().remove(key) {
+                if lazy {
+                    lazyfree::free_value(val, ctx.srv.config.list_max_listpack_size);
+                }
+            }
             ctx.signal_modified(key);
             ctx.notify(GENERIC, "del", key);
             n += 1;
@@ -566,7 +587,7 @@ pub const COMMANDS: &[Command] = &[
     Command::new("del", del, -2, WRITE).key_range(1, -1, 1, RM | DELETE).group(GROUP)
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .doc("Delete a key", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "key [key ...]"),
-    Command::new("unlink", del, -2, WRITE | FAST).key_range(1, -1, 1, RM | DELETE).group(GROUP)
+    Command::new("unlink", unlink, -2, WRITE | FAST).key_range(1, -1, 1, RM | DELETE).group(GROUP)
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .doc("Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "key [key ...]"),
     Command::new("exists", exists, -2, READONLY | FAST).key_range(1, -1, 1, RO).group(GROUP)

@@ -23,6 +23,7 @@ pub mod hyperloglog;
 pub mod keys;
 pub mod latency;
 pub mod list;
+pub mod lolwut;
 pub mod memory;
 pub mod module;
 pub mod monitor;
@@ -65,6 +66,7 @@ pub fn families() -> &'static [&'static [Command]] {
         debug::COMMANDS,
         memory::COMMANDS,
         latency::COMMANDS,
+        lolwut::COMMANDS,
         module::COMMANDS,
         cluster::COMMANDS,
         slowlog::COMMANDS,

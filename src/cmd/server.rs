@@ -27,11 +27,22 @@ fn dbsize(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
-fn flush_mode(args: Args) -> CmdResult {
+/// Whether a flush frees its keys on the background thread: ASYNC, or no option and
+/// `lazyfree-lazy-user-flush yes` (Redis's `getFlushCommandFlags`).
+fn flush_async(ctx: &Ctx, args: Args) -> Result<bool, crate::server::ctx::CmdError> {
     match args.len() {
-        1 => Ok(()),
-        2 if is(&args[1], "async") || is(&args[1], "sync") => Ok(()),
+        1 => Ok(ctx.srv.config.lazyfree_lazy_user_flush),
+        2 if is(&args[1], "async") => Ok(true),
+        2 if is(&args[1], "sync") => Ok(false),
         _ => Err(SYNTAX.into()),
+    }
+}
+
+fn flush(db: &mut crate::store::Db, lazy: bool) -> usize {
+    if lazy {
+        crate::server::lazyfree::flush_db(db)
+    } else {
+        db.clear()
     }
 }
 
@@ -40,9 +51,9 @@ fn flush_mode(args: Args) -> CmdResult {
 /// # Format
 /// `FLUSHDB [ASYNC|SYNC]` — `+OK`; the selected database is emptied.
 fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
-    flush_mode(args)?;
+    let lazy = flush_async(ctx, args)?;
     ctx.signal_flushed(ctx.db);
-    let n = ctx.db().clear();
+    let n = flush(ctx.db(), lazy);
     ctx.srv.dirty += n as u64;
     // Replayed even on an empty database, as Redis's `forceCommandPropagation`.
     ctx.force_propagation();
@@ -55,11 +66,11 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// # Format
 /// `FLUSHALL [ASYNC|SYNC]` — `+OK`; every database is emptied.
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
-    flush_mode(args)?;
+    let lazy = flush_async(ctx, args)?;
     for db in 0..ctx.srv.dbs.len() {
         ctx.signal_flushed(db);
     }
-    let n: usize = ctx.srv.dbs.iter_mut().map(|d| d.clear()).sum();
+    let n: usize = ctx.srv.dbs.iter_mut().map(|d| flush(d, lazy)).sum();
     ctx.srv.dirty += n as u64;
     // As Redis's `flushAllDataAndResetRDB`: a running BGSAVE is stopped and, with save points,
     // the (now empty) snapshot is written at once so a restart does not bring the data back.
@@ -412,8 +423,11 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("mem_aof_buffer:{}", mem.aof_buffer);
             f!("mem_allocator:libc");
             f!("active_defrag_running:0");
-            f!("lazyfree_pending_objects:0");
-            f!("lazyfreed_objects:0");
+            f!(
+                "lazyfree_pending_objects:{}",
+                crate::server::lazyfree::pending()
+            );
+            f!("lazyfreed_objects:{}", crate::server::lazyfree::freed());
         }
         "persistence" => {
             o.push_str("# Persistence\r\n");
@@ -559,7 +573,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
 /// # Format
 /// `CONFIG GET parameter [parameter ...]` — a map of every matching directive (glob patterns).
 fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let mut pairs: Vec<(&'static str, String)> = Vec::new();
+    let mut pairs: Vec<(String, String)> = Vec::new();
     for pat in args.tail(2).iter() {
         for (name, val) in config::get_matching(&mut ctx.srv.config, pat) {
             if !pairs.iter().any(|(n, _)| *n == name) {
@@ -569,7 +583,7 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.out.map(pairs.len());
     for (n, v) in pairs {
-        ctx.out.bulk_str(n);
+        ctx.out.bulk_str(&n);
         ctx.out.bulk_str(&v);
     }
     Ok(())
@@ -676,6 +690,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         crate::server::evict::limit_changed(ctx.srv);
     }
     crate::server::notify::configure(ctx.srv.config.notify_keyspace_events);
+    crate::store::set_lazy_expire(ctx.srv.config.lazyfree_lazy_expire);
     // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.
     if ctx.srv.config.appendonly && !aof_was {
         if crate::persist::aof::start(&mut ctx.srv.persistence()).is_err() {
@@ -703,6 +718,7 @@ fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
         db.stats = Default::default();
     }
     ctx.srv.latency.reset_histograms();
+    crate::server::lazyfree::reset_stats();
     ctx.out.ok();
     Ok(())
 }

@@ -170,30 +170,49 @@ fn node_allows(node_sz: usize, count: usize, fill: i64, sz: usize) -> bool {
     (count as i64) < fill
 }
 
-fn put_list(b: &mut Vec<u8>, l: &List, opts: SaveOpts) {
-    // (container, bytes): QUICKLIST_NODE_CONTAINER_PACKED (2) holds a listpack, PLAIN (1) one
-    // element past the packed threshold (Redis's `isLargeElement`), which no other joins.
-    let mut nodes: Vec<(u64, std::borrow::Cow<[u8]>)> = Vec::new();
+/// Walks a list's elements laid out in Redis 7.0's quicklist nodes under `list-max-listpack-size`
+/// `fill`, handing each node to `each` as (container, bytes): QUICKLIST_NODE_CONTAINER_PACKED (2)
+/// holds a listpack, PLAIN (1) one element past the packed threshold (Redis's `isLargeElement`),
+/// which no other joins. Stops early when `each` returns false.
+pub fn for_each_list_node<'a>(
+    l: &'a List,
+    fill: i64,
+    mut each: impl FnMut(u64, std::borrow::Cow<'a, [u8]>) -> bool,
+) {
     let mut cur: Option<Listpack> = None;
     let plain_from = crate::store::list::packed_threshold();
     for item in &l.items {
         if item.len() >= plain_from {
             if let Some(lp) = cur.take() {
-                nodes.push((2, lp.finish().into()));
+                if !each(2, lp.finish().into()) {
+                    return;
+                }
             }
-            nodes.push((1, item[..].into()));
+            if !each(1, item[..].into()) {
+                return;
+            }
             continue;
         }
         if let Some(lp) = &cur {
-            if !node_allows(lp.bytes(), lp.len(), opts.list_fill, item.len()) {
-                nodes.push((2, cur.take().expect("some").finish().into()));
+            if !node_allows(lp.bytes(), lp.len(), fill, item.len())
+                && !each(2, cur.take().expect("some").finish().into())
+            {
+                return;
             }
         }
         cur.get_or_insert_with(Listpack::default).push(item);
     }
     if let Some(lp) = cur {
-        nodes.push((2, lp.finish().into()));
+        each(2, lp.finish().into());
     }
+}
+
+fn put_list(b: &mut Vec<u8>, l: &List, opts: SaveOpts) {
+    let mut nodes: Vec<(u64, std::borrow::Cow<[u8]>)> = Vec::new();
+    for_each_list_node(l, opts.list_fill, |container, n| {
+        nodes.push((container, n));
+        true
+    });
     put_len(b, nodes.len() as u64);
     for (container, n) in nodes {
         put_len(b, container);

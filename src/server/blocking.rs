@@ -84,6 +84,14 @@ pub struct Blocked {
     seq: u64,
 }
 
+impl Blocked {
+    /// The length of the command's arguments (CLIENT LIST's `argv-mem`: Redis keeps a blocked
+    /// client's arguments).
+    pub fn argv_len(&self) -> usize {
+        self.argv.len()
+    }
+}
+
 #[derive(Default)]
 pub struct Blocking {
     /// (deadline in monotonic µs, block seq, client): the blocked clients that have a timeout.

@@ -80,6 +80,10 @@ pub struct Client {
     /// Close once the pending replies are written (QUIT, protocol errors, CLIENT KILL of self).
     pub close_after_reply: bool,
     pub query: Vec<u8>,
+    /// Length and capacity of the query buffer while it is lent to the commands parsed from it
+    /// (`process_input`): CLIENT LIST's `qbuf` and `qbuf-free` of a running client, as Redis's
+    /// query buffer still holds them then.
+    pub query_lent: (usize, usize),
     pub parser: Parser,
     pub out: Reply,
     /// Bytes of `out.buf` already written to the socket.
@@ -135,6 +139,7 @@ impl Client {
             user_name: Box::from(&b"default"[..]),
             close_after_reply: false,
             query: Vec::new(),
+            query_lent: (0, 0),
             parser: Parser::default(),
             out: Reply::new(false),
             sent: 0,
@@ -199,7 +204,11 @@ impl Client {
         let resp = if self.out.resp3 { 3 } else { 2 };
         crate::warning!(
             "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            self.info_line(resp)
+            self.info_line(
+                resp,
+                &self.out,
+                self.blocked.as_ref().map_or(0, |b| b.argv_len())
+            )
         );
         self.out.buf = Vec::new();
         self.sent = 0;
@@ -251,8 +260,10 @@ impl Client {
         self.query.len() + self.out.buf.capacity() + std::mem::size_of::<Client>()
     }
 
-    /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields.
-    pub fn info_line(&self, resp: u8) -> String {
+    /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields. `out` is the client's reply
+    /// buffer (lent to the running command when it is the caller) and `argv_mem` the length of
+    /// the arguments of the command it is running or blocked in (Redis's `argv_len_sum`).
+    pub fn info_line(&self, resp: u8, out: &Reply, argv_mem: usize) -> String {
         let mut flags = String::new();
         if self.monitor {
             flags.push('O');
@@ -285,15 +296,25 @@ impl Client {
             flags.push('N');
         }
         let events = if self.want_write { "rw" } else { "r" };
-        let qbuf = self.query.len();
-        let rbs = self.out.buf.capacity();
+        // Between reads Redis's query buffer holds only what is not yet parsed (a blocked
+        // client's command is in its arguments, no longer in the buffer).
+        let unparsed = self.query.len().saturating_sub(self.parser.position());
+        let (qbuf, qbuf_cap) = if self.query_lent != (0, 0) {
+            self.query_lent
+        } else {
+            (
+                unparsed,
+                self.query.capacity() - self.query.len() + unparsed,
+            )
+        };
+        let rbs = out.buf.capacity();
         // Redis keeps the first 16 KB of unsent output in the client's static buffer (`obl`) and
         // the rest in a list of 16 KB blocks (`oll`, `omem`).
-        let pending = self.pending_output();
+        let pending = out.buf.len() - self.sent;
         let obl = pending.min(REPLY_CHUNK);
         let omem = pending - obl;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -308,10 +329,11 @@ impl Client {
             self.subs.shard.len(),
             self.tx.multi_count(),
             qbuf,
-            self.query.capacity().saturating_sub(qbuf),
+            qbuf_cap.saturating_sub(qbuf),
+            argv_mem,
             self.tx.multi_mem(),
             rbs,
-            self.out.buf.len(),
+            out.buf.len(),
             obl,
             omem.div_ceil(REPLY_CHUNK),
             omem,

@@ -483,7 +483,7 @@ pub fn log_denied(
         object,
         username,
         ctime: crate::util::clock::wall_us() / 1000,
-        client_info: c.info_line(resp),
+        client_info: c.info_line(resp, ctx.out, 0),
     };
     let max = ctx.srv.config.acllog_max_len.max(0) as usize;
     ctx.srv.acl.add_log(entry, max);

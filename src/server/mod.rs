@@ -19,6 +19,7 @@ pub mod gate;
 pub mod key_events;
 pub mod keyspec;
 pub mod latency;
+pub mod lazyfree;
 pub mod monitor;
 pub mod multi;
 pub mod notify;
@@ -186,6 +187,7 @@ impl State {
         let dbs = (0..config.databases).map(|_| Db::default()).collect();
         let run_id = crate::util::random_hex40();
         notify::configure(config.notify_keyspace_events);
+        crate::store::set_lazy_expire(config.lazyfree_lazy_expire);
         let mut state = State {
             scripting,
             script_running: Default::default(),
@@ -540,6 +542,10 @@ impl<'a> Io<'a> {
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
             propagate::expired_between_commands(self.state);
+            lazyfree::free_expired(
+                &mut self.state.dbs,
+                self.state.config.list_max_listpack_size,
+            );
             persistence::flush_aof(self.state);
             self.flush_pending();
             if Instant::now() >= next_cron {
@@ -548,9 +554,11 @@ impl<'a> Io<'a> {
                 next_cron = Instant::now() + Duration::from_micros(1_000_000 / hz);
             }
             if let Some(why) = self.state.shutdown {
-                if why != Shutdown::Requested && !self.final_save() {
-                    self.state.shutdown = None;
-                    continue;
+                if let Shutdown::Signal(sig) = why {
+                    if !self.final_save(sig) {
+                        self.state.shutdown = None;
+                        continue;
+                    }
                 }
                 self.prepare_shutdown(why);
                 return Ok(());
@@ -686,6 +694,7 @@ impl<'a> Io<'a> {
             return;
         }
         let query = std::mem::take(&mut c.query);
+        c.query_lent = (query.len(), query.capacity());
         let mut parser = std::mem::take(&mut c.parser);
         let mut out = std::mem::take(&mut c.out);
         let mut authenticated = c.authenticated;
@@ -758,6 +767,7 @@ impl<'a> Io<'a> {
             query = Vec::new();
         }
         c.query = query;
+        c.query_lent = (0, 0);
         c.parser = parser;
         c.out = out;
         for code in c.out.errors.drain(..) {
@@ -979,21 +989,39 @@ impl<'a> Io<'a> {
         }
     }
 
-    /// On SIGTERM/SIGINT: stop a BGSAVE child and, when save points are configured, save (as
-    /// Redis's `prepareForShutdown`). False if the save failed: the server then keeps running.
-    fn final_save(&mut self) -> bool {
-        if crate::persist::aof::refuses_shutdown(&self.state.persist, false) {
-            warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
+    /// On SIGTERM/SIGINT: stop a BGSAVE child and save when save points are configured, or as
+    /// `shutdown-on-sigint`/`shutdown-on-sigterm` say (Redis's `prepareForShutdown` with those
+    /// flags; `now` has no replicas to skip waiting for). False if the save failed without
+    /// `force`: the server then keeps running.
+    fn final_save(&mut self, sig: i32) -> bool {
+        use crate::config::{SHUTDOWN_FORCE, SHUTDOWN_NOSAVE, SHUTDOWN_SAVE};
+        let cfg = &self.state.config;
+        let flags = if sig == libc::SIGINT {
+            cfg.shutdown_on_sigint
+        } else {
+            cfg.shutdown_on_sigterm
+        };
+        let force = flags & SHUTDOWN_FORCE != 0;
+        let failed = "SIGTERM received but errors trying to shut down the server, check the logs for more information";
+        if crate::persist::aof::refuses_shutdown(&self.state.persist, force) {
+            warning!("{failed}");
             return false;
         }
         crate::persist::kill_child(&mut self.state.persistence());
-        if crate::persist::save_rules(&self.state.config).is_empty() {
+        let save = flags & SHUTDOWN_SAVE != 0
+            || (flags & SHUTDOWN_NOSAVE == 0
+                && !crate::persist::save_rules(&self.state.config).is_empty());
+        if !save {
             return true;
         }
         notice!("Saving the final RDB snapshot before exiting.");
         if crate::persist::save(&mut self.state.persistence()).is_err() {
+            if force {
+                warning!("Error trying to save the DB. Exit anyway.");
+                return true;
+            }
             warning!("Error trying to save the DB, can't exit.");
-            warning!("SIGTERM received but errors trying to shut down the server, check the logs for more information");
+            warning!("{failed}");
             return false;
         }
         true

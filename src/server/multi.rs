@@ -40,12 +40,11 @@ impl Tx {
         }
     }
 
-    /// CLIENT LIST's `multi-mem=`: what the queue holds.
+    /// CLIENT LIST's `multi-mem=` as Redis counts it (`mstate.argv_len_sums`): the queued
+    /// arguments' bytes and a pointer per argument.
     pub fn multi_mem(&self) -> usize {
         self.queue.as_ref().map_or(0, |q| {
-            q.buf.len()
-                + q.spans.len() * std::mem::size_of::<(usize, usize)>()
-                + q.cmds.len() * std::mem::size_of::<(usize, usize, usize)>()
+            q.buf.len() + q.spans.len() * std::mem::size_of::<usize>()
         })
     }
 }

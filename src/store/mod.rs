@@ -47,6 +47,9 @@ pub struct Db {
     pub stats: DbStats,
     /// Keys expired (lazily or actively) while `set_log_expired` is on: the AOF logs their deletion.
     pub expired_log: Vec<Vec<u8>>,
+    /// Values of expired keys, kept while `set_lazy_expire` is on for the server to hand to its
+    /// lazy-free thread (`lazyfree-lazy-expire`).
+    pub expired_values: Vec<Value>,
     /// The keyspace events this database raised itself, in order, while recorded
     /// (`set_recorded_events`); the notification layer publishes and empties it.
     pub events: Vec<(StoreEvent, Box<[u8]>)>,
@@ -66,6 +69,7 @@ pub enum StoreEvent {
 
 thread_local! {
     static LOG_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LAZY_EXPIRE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static EXPIRY_PAUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Which `StoreEvent`s are recorded, one bit each (`event_bit`).
@@ -110,6 +114,12 @@ pub fn set_log_expired(on: bool) {
     LOG_EXPIRED.with(|c| c.set(on));
 }
 
+/// Keep expired keys' values in `Db::expired_values` rather than freeing them
+/// (`lazyfree-lazy-expire`).
+pub fn set_lazy_expire(on: bool) {
+    LAZY_EXPIRE.with(|c| c.set(on));
+}
+
 /// While loading the AOF nothing expires (as Redis's `keyIsExpired` during loading): a later
 /// command of the file may still work on a key whose time has passed since it was written.
 pub fn set_loading(on: bool) {
@@ -125,6 +135,16 @@ pub fn set_expiry_paused(on: bool) {
 /// True while the AOF is being loaded.
 pub fn loading() -> bool {
     LOADING.with(|c| c.get())
+}
+
+/// Removes an expired key: its value is kept for the lazy-free thread or freed here.
+fn remove_expired(db: &mut Db, key: &[u8]) {
+    if let Some((val, _)) = db.remove(key) {
+        if LAZY_EXPIRE.with(|c| c.get()) {
+            db.expired_values.push(val);
+        }
+    }
+    note_expired(db, key);
 }
 
 fn note_expired(db: &mut Db, key: &[u8]) {
@@ -290,8 +310,7 @@ impl Db {
         if e.expire_at != NO_EXPIRE && e.expire_at <= clock::now_ms() && !LOADING.with(|c| c.get())
         {
             if !keep_expired {
-                self.remove(key);
-                note_expired(self, key);
+                remove_expired(self, key);
             }
             return None;
         }
@@ -451,6 +470,12 @@ impl Db {
         self.dict.value_at(slot).expire_at
     }
 
+    /// Empties the database and hands over its keys (FLUSHALL ASYNC frees them elsewhere).
+    pub fn take_keys(&mut self) -> Dict<Entry> {
+        self.expiring = Vec::new();
+        std::mem::take(&mut self.dict)
+    }
+
     pub fn clear(&mut self) -> usize {
         let n = self.dict.len();
         self.dict.clear();
@@ -515,8 +540,7 @@ impl Db {
                 run.sampled += 1;
                 if at <= now {
                     let key = self.dict.key_at(slot).to_vec();
-                    self.remove(&key);
-                    note_expired(self, &key);
+                    remove_expired(self, &key);
                     on_expired(&key);
                     expired += 1;
                 }
