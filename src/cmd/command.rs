@@ -2,7 +2,7 @@
 //! command table. DOCS builds each command's argument tree from its row's syntax line, so the hints
 //! redis-cli shows and the syntax in the docs never disagree with what the server parses.
 
-use super::keyspec::{BeginSearch, FindKeys, KeySpec, KEY_FLAG_NAMES, VARIABLE_FLAGS};
+use super::keyspec::{BeginSearch, FindKeys, KeySpec, KEY_FLAG_NAMES};
 use super::parse::{is, text};
 use super::{
     acl, Args, CmdError, CmdResult, Command, Ctx, ADMIN, BLOCKING, FAST, FLAG_NAMES, LOADING,
@@ -766,14 +766,7 @@ fn keys_of_line(t: &super::Table, sub: Args) -> Result<Vec<(usize, u32)>, CmdErr
     if (c.arity > 0 && c.arity != argc) || argc < -c.arity {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
-    let variable = c.key_specs.all_flags() & VARIABLE_FLAGS != 0;
-    let by_specs = (!variable).then(|| c.key_specs.find_flagged(sub)).flatten();
-    let keys = match (by_specs, c.key_finder) {
-        (Some(keys), _) => keys,
-        (None, Some(find)) => find(sub),
-        // Specs that do not fit the line, and no finder (a row whose flags vary has one).
-        (None, None) => Vec::new(),
-    };
+    let keys = c.line_keys(sub);
     if keys.is_empty() && !c.has(NO_MANDATORY_KEYS) {
         return Err("ERR Invalid arguments specified for command".into());
     }

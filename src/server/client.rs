@@ -108,6 +108,8 @@ pub struct Client {
     pub monitor: bool,
     /// Since when the output has been over the soft limit.
     pub obuf_soft_since: Option<Instant>,
+    /// CLIENT TRACKING state (`server::tracking`).
+    pub tracking: crate::server::tracking::ClientTracking,
 }
 
 impl Client {
@@ -147,6 +149,7 @@ impl Client {
             close_asap: false,
             monitor: false,
             obuf_soft_since: None,
+            tracking: Default::default(),
         }
     }
 
@@ -260,6 +263,7 @@ impl Client {
         if self.blocked.is_some() || self.postponed.is_some() {
             flags.push('b');
         }
+        self.tracking.letters(&mut flags);
         if self.dirty_cas {
             flags.push('d');
         }
@@ -287,7 +291,7 @@ impl Client {
         let obl = pending.min(REPLY_CHUNK);
         let omem = pending - obl;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -312,6 +316,7 @@ impl Client {
             self.memory(),
             events,
             self.last_cmd,
+            self.tracking.redirect_id(),
             resp,
             String::from_utf8_lossy(&self.lib_name),
             String::from_utf8_lossy(&self.lib_ver),
