@@ -620,3 +620,63 @@ fn table_limit_evicts_tracked_keys() {
         a.cmd_str("CONFIG SET tracking-table-max-keys 1000000");
     }
 }
+
+/// Every scripting engine's reads track the script's keys and its writes invalidate them, as
+/// Lua's do in Redis (the differential cases above cover Lua).
+#[test]
+fn scripts_of_every_engine() {
+    // (command prefix, a script reading KEYS' first key, one writing it)
+    let engines: &[(&str, &str, &str)] = &[
+        (
+            "",
+            "return redis.call('GET', KEYS[1])",
+            "return redis.call('SET', KEYS[1], 'v')",
+        ),
+        (
+            "LUAU.",
+            "return redis.call('GET', KEYS[1])",
+            "return redis.call('SET', KEYS[1], 'v')",
+        ),
+        (
+            "QUICKJS.",
+            "return redis.call('GET', KEYS[0])",
+            "return redis.call('SET', KEYS[0], 'v')",
+        ),
+        (
+            "WREN.",
+            "return Redis.call(\"GET\", keys[0])",
+            "return Redis.call(\"SET\", keys[0], \"v\")",
+        ),
+        (
+            "UPYTHON.",
+            "return redis.call('GET', KEYS[0])",
+            "return redis.call('SET', KEYS[0], 'v')",
+        ),
+        (
+            "TCL.",
+            "redis call GET [lindex $KEYS 0]",
+            "redis call SET [lindex $KEYS 0] v",
+        ),
+    ];
+    let server = goblin(&[]);
+    let mut a = server.raw();
+    let mut b = server.raw();
+    a.cmd_str("HELLO 3");
+    a.cmd_str("CLIENT TRACKING on");
+    let pushed = b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n".to_vec();
+    for (prefix, read, write) in engines {
+        let eval = format!("{prefix}EVAL");
+        a.cmd(&[eval.as_bytes(), read.as_bytes(), b"1", b"k"]);
+        b.cmd(&[eval.as_bytes(), write.as_bytes(), b"1", b"k"]);
+        assert_eq!(
+            show(&a.reply()),
+            show(&pushed),
+            "{eval}: another client's script"
+        );
+        // The client's own script: the invalidation follows its reply.
+        a.cmd(&[eval.as_bytes(), read.as_bytes(), b"1", b"k"]);
+        let reply = a.cmd(&[eval.as_bytes(), write.as_bytes(), b"1", b"k"]);
+        assert_eq!(show(&reply), show(b"+OK\r\n"), "{eval}");
+        assert_eq!(show(&a.reply()), show(&pushed), "{eval}: its own script");
+    }
+}
