@@ -57,7 +57,7 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     ctx.out
         .silence(matches!(mode, ReplyMode::Off | ReplyMode::SkipNext));
     dispatch(ctx, args);
-    if ctx.clients[ctx.id].tracking.has(tracking::CACHING) {
+    if ctx.srv.tracking.clients > 0 && ctx.clients[ctx.id].tracking.has(tracking::CACHING) {
         caching_spent(ctx, args);
     }
     ctx.out.silence(false);
@@ -258,16 +258,16 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         && ctx.srv.pause.kind().is_none()
     {
         let out_of_memory = evict::perform(ctx) == evict::Outcome::Fail;
+        // What eviction invalidated for this client precedes its reply.
+        tracking::flush_pending(ctx);
         ctx.srv.eviction.oom_at_start = out_of_memory;
         if out_of_memory && refused_on_oom(ctx, idx, args) {
             return reject(ctx, idx, args, evict::OOM_ERROR);
         }
     }
-    if ctx.srv.tracking.engaged() {
-        // What eviction and the tracking table's limit invalidated precedes the reply.
-        if ctx.srv.tracking.clients > 0 {
-            tracking::limit(ctx);
-        }
+    if ctx.srv.tracking.clients > 0 {
+        // Dropped keys are told to this client before its reply, as in Redis's `processCommand`.
+        tracking::limit(ctx);
         tracking::flush_pending(ctx);
     }
     let client = &mut ctx.clients[ctx.id];
