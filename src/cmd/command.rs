@@ -715,7 +715,7 @@ fn keys_of_line(t: &super::Table, sub: Args) -> Result<Vec<(usize, u32)>, CmdErr
     if (c.arity > 0 && c.arity != argc) || argc < -c.arity {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
-    let keys = c.keys_flagged(sub);
+    let keys = c.line_keys(sub);
     if keys.is_empty() && !c.has(NO_MANDATORY_KEYS) {
         return Err("ERR Invalid arguments specified for command".into());
     }

@@ -9,6 +9,7 @@ use crate::config::REDIS_VERSION;
 use crate::resp::reply::{DB_INDEX, SYNTAX};
 use crate::server::client::ReplyMode;
 use crate::server::pause::Kind;
+use crate::server::tracking;
 
 const GROUP: &str = "connection";
 
@@ -63,6 +64,7 @@ fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     crate::server::multi::discard_transaction(&mut ctx.srv.key_events, id, c);
     ctx.srv.pubsub.unsubscribe_all(&mut c.subs, id);
     crate::server::monitor::stop(ctx.srv, c, id);
+    tracking::disable(&mut ctx.srv.tracking, &mut c.tracking, c.id);
     let c = ctx.client();
     c.db = 0;
     c.name.clear();
@@ -572,7 +574,162 @@ fn client_unpause(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT TRACKING <ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+///
+/// # Format
+/// `CLIENT TRACKING ON|OFF [options]` — `+OK`; with ON, the keys the connection reads (or, with
+/// BCAST, every key under its prefixes) are tracked, and their changes sent to it (or to the
+/// REDIRECT client) as invalidation messages.
+fn client_tracking(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut redirect: Option<(u64, usize)> = None;
+    let mut options = 0;
+    let mut prefixes: Vec<&[u8]> = Vec::new();
+    let mut j = 3;
+    while j < args.len() {
+        let (a, more) = (&args[j], j + 1 < args.len());
+        if is(a, "redirect") && more {
+            j += 1;
+            if redirect.is_some() {
+                return Err(err("A client can only redirect to a single other client"));
+            }
+            let id = int(&args[j])?;
+            let found = ctx.clients.iter().find(|(_, c)| c.id as i64 == id);
+            let Some((key, _)) = found else {
+                return Err(err("The client ID you want redirect to does not exist"));
+            };
+            redirect = Some((id as u64, key));
+        } else if is(a, "bcast") {
+            options |= tracking::BCAST;
+        } else if is(a, "optin") {
+            options |= tracking::OPTIN;
+        } else if is(a, "optout") {
+            options |= tracking::OPTOUT;
+        } else if is(a, "noloop") {
+            options |= tracking::NOLOOP;
+        } else if is(a, "prefix") && more {
+            j += 1;
+            prefixes.push(&args[j]);
+        } else {
+            return Err(SYNTAX.into());
+        }
+        j += 1;
+    }
+    let mode = &args[2];
+    if is(mode, "on") {
+        let t = &ctx.clients[ctx.id].tracking;
+        let bcast = options & tracking::BCAST != 0;
+        if !bcast && !prefixes.is_empty() {
+            return Err(err("PREFIX option requires BCAST mode to be enabled"));
+        }
+        if t.has(tracking::ON) && t.has(tracking::BCAST) != bcast {
+            return Err(err("You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+        }
+        if bcast && options & (tracking::OPTIN | tracking::OPTOUT) != 0 {
+            return Err(err("OPTIN and OPTOUT are not compatible with BCAST"));
+        }
+        if options & tracking::OPTIN != 0 && options & tracking::OPTOUT != 0 {
+            return Err(err("You can't specify both OPTIN mode and OPTOUT mode"));
+        }
+        if (options & tracking::OPTIN != 0 && t.has(tracking::OPTOUT))
+            || (options & tracking::OPTOUT != 0 && t.has(tracking::OPTIN))
+        {
+            return Err(err("You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
+        }
+        if bcast && !tracking::check_prefixes(ctx, &prefixes) {
+            return Ok(());
+        }
+        tracking::enable(ctx, redirect.unwrap_or((0, 0)), options, &prefixes);
+    } else if is(mode, "off") {
+        let c = &mut ctx.clients[ctx.id];
+        tracking::disable(&mut ctx.srv.tracking, &mut c.tracking, c.id);
+    } else {
+        return Err(SYNTAX.into());
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT CACHING <YES | NO>
+///
+/// # Format
+/// `CLIENT CACHING YES|NO` — `+OK`; in OPTIN mode YES tracks the keys of the next command (or
+/// transaction), in OPTOUT mode NO does not.
+fn client_caching(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let t = &mut ctx.clients[ctx.id].tracking;
+    if !t.has(tracking::ON) {
+        return Err(err("CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+    }
+    let a = &args[2];
+    if is(a, "yes") {
+        if !t.has(tracking::OPTIN) {
+            return Err(err(
+                "CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+    } else if is(a, "no") {
+        if !t.has(tracking::OPTOUT) {
+            return Err(err(
+                "CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+    } else {
+        return Err(SYNTAX.into());
+    }
+    t.flags |= tracking::CACHING;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT GETREDIR
+///
+/// # Format
+/// `CLIENT GETREDIR` — the id invalidation messages are redirected to: 0 without REDIRECT, -1
+/// when tracking is off.
+fn client_getredir(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let id = ctx.clients[ctx.id].tracking.redirect_id();
+    ctx.out.int(id);
+    Ok(())
+}
+
+/// CLIENT TRACKINGINFO
+///
+/// # Format
+/// `CLIENT TRACKINGINFO` — a map: `flags` (a set: `on` or `off`, then `bcast`, `optin`,
+/// `caching-yes`, `optout`, `caching-no`, `noloop`, `broken_redirect` as they apply), `redirect`
+/// (as CLIENT GETREDIR) and `prefixes` (the BCAST prefixes).
+fn client_trackinginfo(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let t = &ctx.clients[ctx.id].tracking;
+    let caching = t.has(tracking::CACHING);
+    let mut flags = vec![if t.has(tracking::ON) { "on" } else { "off" }];
+    let named = [
+        (t.has(tracking::BCAST), "bcast"),
+        (t.has(tracking::OPTIN), "optin"),
+        (t.has(tracking::OPTIN) && caching, "caching-yes"),
+        (t.has(tracking::OPTOUT), "optout"),
+        (t.has(tracking::OPTOUT) && caching, "caching-no"),
+        (t.has(tracking::NOLOOP), "noloop"),
+        (t.has(tracking::BROKEN_REDIR), "broken_redirect"),
+    ];
+    flags.extend(named.iter().filter(|(on, _)| *on).map(|&(_, name)| name));
+    let out = &mut *ctx.out;
+    out.map(3);
+    out.bulk(b"flags");
+    out.set(flags.len());
+    for f in flags {
+        out.bulk_str(f);
+    }
+    out.bulk(b"redirect");
+    out.int(t.redirect_id());
+    out.bulk(b"prefixes");
+    out.bulks(t.prefixes.iter().map(|p| &p[..]));
+    Ok(())
+}
+
 const CLIENT_HELP: &[&str] = &[
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -617,6 +774,11 @@ const CLIENT_HELP: &[&str] = &[
     "    * LIB-VER: the client lib version.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
 ];
 
 /// CLIENT HELP
@@ -668,6 +830,16 @@ const CLIENT_SUBCOMMANDS: &[Command] = &[
         .doc("Stop processing commands from clients for some time", "2.9.50", "O(1)", "timeout:integer [mode:(WRITE | ALL)]"),
     Command::new("client|unpause", client_unpause, 2, CLIENT_FLAGS | super::ADMIN).group(GROUP)
         .doc("Resume processing of clients that were paused", "6.2.0", "O(N) Where N is the number of paused clients", ""),
+    Command::new("client|tracking", client_tracking, -3, CLIENT_FLAGS).group(GROUP)
+        .doc("Enable or disable server assisted client side caching support", "6.0.0", "O(1). Some options may introduce additional complexity.",
+            "status:(ON | OFF) [REDIRECT client-id:integer] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]"),
+    Command::new("client|caching", client_caching, 3, CLIENT_FLAGS).group(GROUP)
+        .doc("Instruct the server about tracking or not keys in the next request", "6.0.0", "O(1)", "mode:(YES | NO)"),
+    Command::new("client|getredir", client_getredir, 2, CLIENT_FLAGS).group(GROUP)
+        .doc("Get tracking notifications redirection client ID if any", "6.0.0", "O(1)", ""),
+    Command::new("client|trackinginfo", client_trackinginfo, 2, CLIENT_FLAGS).group(GROUP)
+        .doc("Return information about server assisted client side caching for the current connection", "6.2.0",
+            "O(1)", ""),
     Command::new("client|help", client_help, 2, LOADING | STALE).group(GROUP)
         .doc("Show helpful text about the different subcommands", "5.0.0", "O(1)", ""),
 ];

@@ -232,9 +232,7 @@ fn reload(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err("ERR".into());
     }
     // As Redis's emptyData: WATCHers of existing keys fail, blocked clients look again.
-    for db in 0..ctx.srv.dbs.len() {
-        ctx.signal_flushed(db);
-    }
+    ctx.signal_flushed_all();
     match crate::persist::load_file(&mut ctx.srv.persistence()) {
         Ok(Some(_)) => {
             warning!("DB reloaded by DEBUG RELOAD");
@@ -256,9 +254,7 @@ fn reload(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// the server exits if it cannot be loaded (no AOF, a missing or corrupt file): the data set is
 /// gone by then.
 fn loadaof(ctx: &mut Ctx) -> CmdResult {
-    for db in 0..ctx.srv.dbs.len() {
-        ctx.signal_flushed(db);
-    }
+    ctx.signal_flushed_all();
     if let Err(e) = crate::server::persistence::reload_aof(ctx.srv) {
         warning!("DEBUG LOADAOF failed: {e}. Exiting.");
         std::process::exit(1);

@@ -67,9 +67,7 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `FLUSHALL [ASYNC|SYNC]` — `+OK`; every database is emptied.
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     let lazy = flush_async(ctx, args)?;
-    for db in 0..ctx.srv.dbs.len() {
-        ctx.signal_flushed(db);
-    }
+    ctx.signal_flushed_all();
     let n: usize = ctx.srv.dbs.iter_mut().map(|d| flush(d, lazy)).sum();
     ctx.srv.dirty += n as u64;
     // As Redis's `flushAllDataAndResetRDB`: a running BGSAVE is stopped and, with save points,
@@ -335,7 +333,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             let paused = ctx.clients.iter().filter(|(_, c)| c.postponed.is_some());
             let blocked = ctx.srv.blocking.blocked_clients + paused.count();
             f!("blocked_clients:{blocked}");
-            f!("tracking_clients:0");
+            f!("tracking_clients:{}", ctx.srv.tracking.clients);
             f!(
                 "clients_in_timeout_table:{}",
                 ctx.srv.blocking.in_timeout_table()
@@ -494,6 +492,9 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("pubsubshard_channels:{}", srv.pubsub.shard.len());
             f!("latest_fork_usec:0");
             f!("total_forks:0");
+            f!("tracking_total_keys:{}", srv.tracking.total_keys());
+            f!("tracking_total_items:{}", srv.tracking.total_items());
+            f!("tracking_total_prefixes:{}", srv.tracking.total_prefixes());
             f!("total_error_replies:{}", s.total_error_replies);
             f!("evicted_scripts:{}", Scripting::of(srv).evicted_scripts());
         }

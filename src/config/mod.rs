@@ -68,6 +68,8 @@ pub struct Config {
     pub maxmemory_policy: &'static str,
     /// Keys sampled per database for each eviction pick (LRU, LFU, volatile-ttl).
     pub maxmemory_samples: i64,
+    /// Keys the client-side caching table may hold before some are dropped (0: no limit).
+    pub tracking_table_max_keys: i64,
     /// How long one round of evictions may run before the event loop takes over (0-100).
     pub maxmemory_eviction_tenacity: i64,
     pub lfu_log_factor: i64,
@@ -336,6 +338,7 @@ impl Default for Config {
             maxmemory: 0,
             maxmemory_policy: "noeviction",
             maxmemory_samples: 5,
+            tracking_table_max_keys: 1_000_000,
             maxmemory_eviction_tenacity: 10,
             lfu_log_factor: 10,
             lfu_decay_time: 1,
@@ -592,6 +595,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("maxmemory", mem(|c| &mut c.maxmemory, 0, i64::MAX)),
     d("maxmemory-policy", Kind::Enum(|c| &mut c.maxmemory_policy, POLICIES)),
     d("maxmemory-samples", int(|c| &mut c.maxmemory_samples, 1, i32::MAX as i64)),
+    d("tracking-table-max-keys", int(|c| &mut c.tracking_table_max_keys, 0, i64::MAX)),
     d("maxmemory-eviction-tenacity", int(|c| &mut c.maxmemory_eviction_tenacity, 0, 100)),
     d("lfu-decay-time", int(|c| &mut c.lfu_decay_time, 0, i32::MAX as i64)),
     d("lfu-log-factor", int(|c| &mut c.lfu_log_factor, 0, i32::MAX as i64)),

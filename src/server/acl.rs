@@ -493,7 +493,7 @@ struct KeyCache {
 
 impl KeyCache {
     fn get(&mut self, c: &Command, args: Args) -> &[(usize, u32)] {
-        self.keys.get_or_insert_with(|| c.keys_flagged(args))
+        self.keys.get_or_insert_with(|| c.line_keys(args))
     }
 }
 

@@ -116,6 +116,8 @@ pub struct Client {
     pub monitor: bool,
     /// Since when the output has been over the soft limit.
     pub obuf_soft_since: Option<Instant>,
+    /// CLIENT TRACKING state (`server::tracking`).
+    pub tracking: crate::server::tracking::ClientTracking,
 }
 
 impl Client {
@@ -158,6 +160,7 @@ impl Client {
             close_asap: false,
             monitor: false,
             obuf_soft_since: None,
+            tracking: Default::default(),
         }
     }
 
@@ -277,6 +280,7 @@ impl Client {
         if self.blocked.is_some() || self.postponed.is_some() {
             flags.push('b');
         }
+        self.tracking.letters(&mut flags);
         if self.dirty_cas {
             flags.push('d');
         }
@@ -314,7 +318,7 @@ impl Client {
         let obl = pending.min(REPLY_CHUNK);
         let omem = pending - obl;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -341,6 +345,7 @@ impl Client {
             events,
             self.last_cmd,
             String::from_utf8_lossy(&self.user_name),
+            self.tracking.redirect_id(),
             resp,
             String::from_utf8_lossy(&self.lib_name),
             String::from_utf8_lossy(&self.lib_ver),

@@ -95,8 +95,8 @@ impl Ctx<'_> {
     }
 
     /// Redis's `signalModifiedKey`: every handler calls this once for each key of the selected
-    /// database it changed (written, deleted, expiry set or cleared). It fails the WATCHers' next EXEC
-    /// and wakes clients blocked on the key.
+    /// database it changed (written, deleted, expiry set or cleared). It fails the WATCHers' next EXEC,
+    /// wakes clients blocked on the key and invalidates it for tracking clients.
     pub fn signal_modified(&mut self, key: &[u8]) {
         self.signal_modified_in(self.db, key);
     }
@@ -141,6 +141,20 @@ impl Ctx<'_> {
 
     /// `signal_modified` for a key of another database (MOVE, COPY ... DB, SWAPDB).
     pub fn signal_modified_in(&mut self, db: usize, key: &[u8]) {
+        self.signal_changed(db, key, true);
+    }
+
+    /// `signal_modified_in` for a key the server itself removed (expiry, eviction: Redis's
+    /// `signalModifiedKey(NULL, ...)`), which a NOLOOP BCAST client is told about even when its
+    /// own command expired the key.
+    pub fn signal_removed_in(&mut self, db: usize, key: &[u8]) {
+        self.signal_changed(db, key, false);
+    }
+
+    fn signal_changed(&mut self, db: usize, key: &[u8], by_client: bool) {
+        if self.srv.tracking.watching() {
+            crate::server::tracking::invalidate(self, key, by_client, true);
+        }
         if self.srv.key_events.is_empty() {
             return;
         }
@@ -152,10 +166,24 @@ impl Ctx<'_> {
         }
     }
 
-    /// Database `db` is about to be emptied (FLUSHDB, FLUSHALL: call before clearing it). Watchers of
-    /// keys that exist in it fail their EXEC, as Redis's `touchAllWatchedKeysInDb`; keys with blocked
-    /// clients are queued to be served.
+    /// Database `db` is about to be emptied (FLUSHDB: call before clearing it). Watchers of keys
+    /// that exist in it fail their EXEC, as Redis's `touchAllWatchedKeysInDb`; keys with blocked
+    /// clients are queued to be served; tracking clients are told every key changed.
     pub fn signal_flushed(&mut self, db: usize) {
+        self.signal_flushed_db(db);
+        crate::server::tracking::invalidate_all(self);
+    }
+
+    /// `signal_flushed` for every database at once (FLUSHALL, DEBUG RELOAD: tracking clients are
+    /// told once, as Redis's `signalFlushedDb(-1)`).
+    pub fn signal_flushed_all(&mut self) {
+        for db in 0..self.srv.dbs.len() {
+            self.signal_flushed_db(db);
+        }
+        crate::server::tracking::invalidate_all(self);
+    }
+
+    fn signal_flushed_db(&mut self, db: usize) {
         if self.srv.key_events.is_empty() {
             return;
         }

@@ -192,7 +192,7 @@ fn evict_keys(ctx: &mut Ctx, policy: Policy, needed: usize) -> Outcome {
         );
         freed += before - crate::alloc::used() as i64;
         ctx.srv.eviction.evicted_keys += 1;
-        ctx.signal_modified_in(db, &key);
+        ctx.signal_removed_in(db, &key);
         ctx.notify_in(db, EVICTED, "evicted", &key);
         crate::server::propagate::evicted(ctx.srv, db, &key);
         evicted += 1;

@@ -19,6 +19,7 @@ use crate::server::table::{
     NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, RUNS_QUEUE, SCRIPT_BODY, SCRIPT_SHA, SUB_OK,
     TOUCHES_ANYWAY, WRITE,
 };
+use crate::server::tracking;
 use crate::store;
 use crate::util::clock;
 
@@ -57,6 +58,9 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     ctx.out
         .silence(matches!(mode, ReplyMode::Off | ReplyMode::SkipNext));
     dispatch(ctx, args);
+    if ctx.srv.tracking.clients > 0 && ctx.clients[ctx.id].tracking.has(tracking::CACHING) {
+        caching_spent(ctx, args);
+    }
     ctx.out.silence(false);
     ctx.srv.stats.err_mark = 0;
     for code in ctx.out.errors.drain(..) {
@@ -72,6 +76,17 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         }
         ReplyMode::SkipNext if mode != ReplyMode::SkipNext => ctx.out.drop_silenced(mark),
         _ => {}
+    }
+}
+
+/// CLIENT CACHING applies to the next command (or the next transaction) only: any other command
+/// line, outside MULTI, ends it (Redis's `resetClient`).
+fn caching_spent(ctx: &mut Ctx, args: Args) {
+    let client_command =
+        lookup(ctx, args).is_ok_and(|idx| ctx.srv.table.rows[idx].name.starts_with("client|"));
+    let c = &mut ctx.clients[ctx.id];
+    if !client_command && !c.tx.in_multi() {
+        c.tracking.flags &= !tracking::CACHING;
     }
 }
 
@@ -263,10 +278,17 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
         && ctx.srv.pause.kind().is_none()
     {
         let out_of_memory = evict::perform(ctx) == evict::Outcome::Fail;
+        // What eviction invalidated for this client precedes its reply.
+        tracking::flush_pending(ctx);
         ctx.srv.eviction.oom_at_start = out_of_memory;
         if out_of_memory && refused_on_oom(ctx, idx, args) {
             return reject(ctx, idx, args, evict::OOM_ERROR);
         }
+    }
+    if ctx.srv.tracking.clients > 0 {
+        // Dropped keys are told to this client before its reply, as in Redis's `processCommand`.
+        tracking::limit(ctx);
+        tracking::flush_pending(ctx);
     }
     let client = &mut ctx.clients[ctx.id];
     // A monitor is a replica to Redis: it may not touch the keyspace.
@@ -319,7 +341,7 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     clock::set_no_touch(client.no_touch && !cmd.has(TOUCHES_ANYWAY));
     // Watched keys this command may expire lazily (Redis signals that deletion to their watchers).
     let db = ctx.db;
-    let expiring = if ctx.srv.key_events.is_empty() {
+    let expiring = if ctx.srv.key_events.is_empty() && !ctx.srv.tracking.watching() {
         Vec::new()
     } else {
         multi::expired_watched(ctx, cmd, args)
@@ -349,8 +371,11 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
     for key in expiring {
         if ctx.srv.dbs[db].dict.find(&key).is_none() {
-            ctx.signal_modified_in(db, &key);
+            ctx.signal_removed_in(db, &key);
         }
+    }
+    if ctx.srv.tracking.engaged() {
+        tracking::after_call(ctx, cmd, args);
     }
     // Only errors not yet accounted to a (nested) command count as this command's failure.
     let errors = ctx.out.errors.len();

@@ -32,6 +32,7 @@ mod signals;
 pub mod slowlog;
 pub mod supervise;
 pub mod table;
+pub mod tracking;
 
 use std::collections::HashMap;
 use std::io;
@@ -103,6 +104,8 @@ pub struct State {
     pub latency: latency::Latency,
     /// Slab keys of the clients in MONITOR mode.
     pub monitors: Vec<usize>,
+    /// Client-side caching: the keys tracking clients may hold, BCAST prefixes.
+    pub tracking: tracking::Tracking,
 }
 
 /// What DEBUG sets that the rest of the server reads (Redis keeps these in `server.*`).
@@ -219,6 +222,7 @@ impl State {
             slowlog: Default::default(),
             latency: Default::default(),
             monitors: Vec::new(),
+            tracking: Default::default(),
         };
         evict::configure_stamps(&mut state);
         let password = state.config.requirepass.clone();
@@ -539,6 +543,7 @@ impl<'a> Io<'a> {
             }
             pause::resume(self.state, self.clients, Some(&mut *self.r));
             self.process_unblocked();
+            self.broadcast_invalidations();
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
             propagate::expired_between_commands(self.state);
@@ -863,6 +868,7 @@ impl<'a> Io<'a> {
             multi::discard_transaction(&mut self.state.key_events, key, &mut c);
             self.state.pubsub.unsubscribe_all(&mut c.subs, key);
             monitor::stop(self.state, &mut c, key);
+            tracking::disable(&mut self.state.tracking, &mut c.tracking, c.id);
             let _ = self.r.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
@@ -905,6 +911,15 @@ impl<'a> Io<'a> {
             }
         }
         self.active_expire();
+        // A CONFIG SET may have lowered `tracking-table-max-keys` on an idle server.
+        if self.state.tracking.clients > 0 {
+            self.server_ctx(tracking::limit);
+        }
+        // What expiry invalidated reaches the tracking clients now, not after the next poll.
+        self.broadcast_invalidations();
+        if !self.state.pubsub.notified.is_empty() {
+            self.flush_pending();
+        }
         self.state.scripting.collect_due();
         crate::persist::cron(&mut self.state.persistence());
         let samples = &mut self.state.stats.ops_samples;
@@ -929,6 +944,13 @@ impl<'a> Io<'a> {
         f(&mut ctx);
     }
 
+    /// Sends the BCAST invalidations of the keys changed this turn (in Redis's `beforeSleep`).
+    fn broadcast_invalidations(&mut self) {
+        if tracking::broadcast_due(&self.state.tracking) {
+            self.server_ctx(tracking::broadcast);
+        }
+    }
+
     /// Goes on evicting after a command's round ran out of time (Redis's `evictionTimeProc`).
     fn evict_more(&mut self) {
         self.server_ctx(|ctx| {
@@ -949,7 +971,7 @@ impl<'a> Io<'a> {
         let start = clock::monotonic_us();
         let deadline = start + budget_us;
         let (mut sampled, mut expired) = (0, 0);
-        let watching = !self.state.key_events.is_empty();
+        let watching = !self.state.key_events.is_empty() || self.state.tracking.watching();
         let mut gone = Vec::new();
         for (i, db) in self.state.dbs.iter_mut().enumerate() {
             let run = db.active_expire_cycle(per_round, deadline, |key| {
@@ -978,7 +1000,7 @@ impl<'a> Io<'a> {
             notify::flush_store_events(ctx);
             // As Redis's active expiry, a reclaimed key is a change for its watchers.
             for (db, key) in gone {
-                ctx.signal_modified_in(db, &key);
+                ctx.signal_removed_in(db, &key);
             }
         });
         // A blocked XREADGROUP whose stream expired is released now.

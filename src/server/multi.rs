@@ -222,14 +222,18 @@ pub fn expired_watched(ctx: &Ctx, cmd: &Command, args: Args) -> Vec<Box<[u8]>> {
     if db.expires_len() == 0 {
         return Vec::new();
     }
+    // A tracking client may hold any key: each expiring one is a change to tell it about.
+    let tracked = ctx.srv.tracking.watching();
     cmd.key_positions(args.len())
         .into_iter()
         .map(|i| &args[i])
         .filter(|k| {
-            ctx.srv
-                .key_events
-                .get(ctx.db, k)
-                .is_some_and(|w| !w.watchers.is_empty())
+            (tracked
+                || ctx
+                    .srv
+                    .key_events
+                    .get(ctx.db, k)
+                    .is_some_and(|w| !w.watchers.is_empty()))
                 && key_state(db, k).1
         })
         .map(Box::from)

@@ -211,7 +211,7 @@ pub fn publish(ctx: &mut Ctx, kind: Kind, channel: &[u8], msg: &[u8]) -> usize {
 
 /// The reply buffer a message for client `c` goes to: the caller's own buffer is lent to the running
 /// command. None for a client already scheduled to close (Redis gives such clients no more output).
-fn deliver_target<'a>(
+pub fn deliver_target<'a>(
     clients: &'a mut Slab<Client>,
     me: usize,
     my_out: &'a mut Reply,

@@ -374,10 +374,10 @@ impl Command {
         self.flags & flag != 0
     }
 
-    /// The keys of a command line with the flags of the spec that found each (Redis's
-    /// `getKeysFromCommandWithSpecs`): the key specs, or the row's finder when its specs' flags
-    /// vary with the arguments or do not fit the line.
-    pub fn keys_flagged(&self, args: Args) -> Vec<(usize, u32)> {
+    /// The keys of a command line and how it uses them, as Redis's `getKeysFromCommandWithSpecs`:
+    /// by the key specs when their flags are fixed and they fit the line, else by the row's own
+    /// finder; none when neither can tell.
+    pub fn line_keys(&self, args: Args) -> Vec<(usize, u32)> {
         let variable = self.key_specs.all_flags() & crate::server::keyspec::VARIABLE_FLAGS != 0;
         let by_specs = (!variable)
             .then(|| self.key_specs.find_flagged(args))
@@ -385,6 +385,7 @@ impl Command {
         match (by_specs, self.key_finder) {
             (Some(keys), _) => keys,
             (None, Some(find)) => find(args),
+            // Specs that do not fit the line, and no finder (a row whose flags vary has one).
             (None, None) => Vec::new(),
         }
     }

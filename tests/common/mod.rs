@@ -615,7 +615,8 @@ impl Conns<'_> {
 /// - `#cmd` sends and reads without recording (e.g. `#HELLO 3`);
 /// - `~cmd` records the reply with its top-level elements sorted (see `sorted_reply`); `&cmd` and
 ///   `%cmd` with clock-dependent integers masked (see `mask_ints`);
-/// - `<` reads and records one more reply or pushed message, sending nothing (`read -> ...`);
+/// - `<` reads and records one more reply or pushed message, sending nothing (`read -> ...`); `%<`
+///   with every integer masked (a client id);
 /// - `quiet` records what arrived within 150 ms without consuming it (normally nothing);
 /// - `close` closes the connection;
 /// - `info:field` records INFO's `field:value` line (command stats without their timings);
@@ -678,8 +679,11 @@ pub fn run_scenario(server: &Server, lines: &[&str]) -> Vec<String> {
             log.push(format!("{n}: [{name}] info -> {found}"));
             continue;
         }
-        if line == "<" {
-            let r = mask_id(cs.get(who).reply());
+        if line == "<" || line == "%<" {
+            let mut r = mask_id(cs.get(who).reply());
+            if line == "%<" {
+                r = mask_ints(&r, 1);
+            }
             log.push(format!("{n}: [{name}] read -> {}", show(&r)));
             continue;
         }
