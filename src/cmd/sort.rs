@@ -32,7 +32,13 @@ struct Sort<'a> {
     store: Option<&'a [u8]>,
 }
 
-fn parse(args: Args<'_>, read_only: bool) -> Result<Sort<'_>, super::CmdError> {
+/// `full_key_access`: the user may read every key (Redis's `ACLUserCheckCmdWithUnrestrictedKeyAccess`),
+/// which BY with a pattern and GET need, as they read keys the command line does not name.
+fn parse(
+    args: Args<'_>,
+    read_only: bool,
+    full_key_access: bool,
+) -> Result<Sort<'_>, super::CmdError> {
     let mut s = Sort {
         desc: false,
         alpha: false,
@@ -60,10 +66,21 @@ fn parse(args: Args<'_>, read_only: bool) -> Result<Sort<'_>, super::CmdError> {
             j += 1;
         } else if is(a, "by") && left >= 1 {
             let pattern = args.get(j + 1).expect("counted");
-            s.dont_sort |= !c_str(pattern).contains(&b'*');
+            let real = c_str(pattern).contains(&b'*');
+            if real && !full_key_access {
+                return Err(super::err(
+                    "BY option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
+            s.dont_sort |= !real;
             s.by = Some(pattern);
             j += 1;
         } else if is(a, "get") && left >= 1 {
+            if !full_key_access {
+                return Err(super::err(
+                    "GET option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
             s.gets.push(args.get(j + 1).expect("counted"));
             j += 1;
         } else {
@@ -202,7 +219,17 @@ fn sort_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn sort_generic(ctx: &mut Ctx, args: Args, read_only: bool) -> CmdResult {
-    let mut s = parse(args, read_only)?;
+    let full_key_access = {
+        let user = ctx.srv.acl.user(ctx.clients[ctx.id].user);
+        let row = ctx
+            .srv
+            .table
+            .find(&args[0])
+            .expect("a command of the table");
+        user.unrestricted()
+            || user.command_with_all_keys(&ctx.srv.table, row, args, super::keyspec::ACCESS)
+    };
+    let mut s = parse(args, read_only, full_key_access)?;
     let from_script = ctx.srv.script_running.active;
     let db = &mut ctx.srv.dbs[ctx.db];
     // The elements in their native order; a set's is its own, a sorted set's by score.
