@@ -6,6 +6,7 @@ use super::{err, Args, CmdError, CmdResult, Command, Ctx, LOADING, NOSCRIPT, STA
 use crate::server::acl::{
     self, category, load_file, merge_selectors, user_line, Denied, RuleError, User,
 };
+use crate::server::client::Client;
 
 // The kernel's ACL categories, which rows of every family name as `super::acl::READ` etc.
 pub use crate::server::table::acl::*;
@@ -154,23 +155,7 @@ fn deluser(ctx: &mut Ctx, args: Args) -> CmdResult {
             continue;
         };
         deleted += 1;
-        let victims: Vec<usize> = ctx
-            .clients
-            .iter()
-            .filter(|(_, c)| c.user == slot)
-            .map(|(k, _)| k)
-            .collect();
-        for v in victims {
-            // The slot may be reused: these connections run as nobody until they close.
-            let c = &mut ctx.clients[v];
-            c.user = acl::DEFAULT;
-            c.authenticated = false;
-            if v == ctx.id {
-                c.close_after_reply = true;
-            } else {
-                ctx.srv.kill_list.push(v);
-            }
-        }
+        disconnect_users(ctx, |c| c.user == slot);
     }
     ctx.out.int(deleted);
     Ok(())
@@ -417,10 +402,17 @@ pub fn replace_users(ctx: &mut Ctx, users: Vec<User>) {
     for u in users {
         ctx.srv.acl.put(u);
     }
+    disconnect_users(ctx, |c| c.user_name[..] != b"default"[..]);
+}
+
+/// Disconnects the clients `which` picks, as Redis does those of a deleted or reloaded user: the
+/// caller after its reply, the others at once. Until they close they run as nobody, since their
+/// user's slot may be reused.
+fn disconnect_users(ctx: &mut Ctx, which: impl Fn(&Client) -> bool) {
     let victims: Vec<usize> = ctx
         .clients
         .iter()
-        .filter(|(_, c)| c.user_name[..] != b"default"[..])
+        .filter(|(_, c)| which(c))
         .map(|(k, _)| k)
         .collect();
     for v in victims {
