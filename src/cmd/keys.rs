@@ -220,7 +220,7 @@ fn rename(ctx: &mut Ctx, args: Args) -> CmdResult {
             ctx.out.int(0);
             return Ok(());
         }
-        db.remove(dst);
+        db.server_delete(dst);
     }
     let (val, expire) = db.remove(src).expect("looked up");
     db.insert_entry(dst, val, expire);
@@ -279,7 +279,7 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
             ctx.out.int(0);
             return Ok(());
         }
-        tdb.remove(dst);
+        tdb.server_delete(dst);
     }
     tdb.insert_entry(dst, val, expire);
     ctx.signal_modified_in(target, dst);

@@ -149,7 +149,7 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let lim = persist::limits(&ctx.srv.config);
     let val = rdb::restore_payload(&args[3], lim)?;
-    let deleted = replace && ctx.db().remove(key).is_some();
+    let deleted = replace && ctx.db().server_delete(key);
     if ttl != 0 && !absttl {
         ttl = ttl.saturating_add(clock::now_ms());
     }

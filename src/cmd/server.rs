@@ -692,6 +692,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     crate::server::notify::configure(ctx.srv.config.notify_keyspace_events);
     crate::store::set_lazy_expire(ctx.srv.config.lazyfree_lazy_expire);
+    crate::store::set_lazy_server_del(ctx.srv.config.lazyfree_lazy_server_del);
     // As Redis's `updateAppendonly`: turning AOF on starts a rewrite that writes its first base.
     if ctx.srv.config.appendonly && !aof_was {
         if crate::persist::aof::start(&mut ctx.srv.persistence()).is_err() {

@@ -222,7 +222,8 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         // That SUNION reads the key once more, which counts a keyspace hit.
         db.lookup(key);
-        db.remove(key);
+        db.server_delete(key);
+        drop_scratch(ctx, all);
         ctx.propagate_as(&[b"DEL", key]);
         ctx.notify(SET, "spop", key);
         ctx.notify(GENERIC, "del", key);
@@ -520,9 +521,19 @@ fn sunion_diff(ctx: &mut Ctx, keys: &[&[u8]], dst: Option<&[u8]>, op: Op) -> Cmd
             for m in result.iter() {
                 reply_member(ctx.out, m);
             }
+            drop_scratch(ctx, result);
         }
     }
     Ok(())
+}
+
+/// A replied result set is freed as Redis frees it: on the lazy-free thread when large, under
+/// `lazyfree-lazy-server-del`.
+fn drop_scratch(ctx: &Ctx, set: Set) {
+    if ctx.srv.config.lazyfree_lazy_server_del {
+        let fill = ctx.srv.config.list_max_listpack_size;
+        crate::server::lazyfree::free_value(Value::Set(Box::new(set)), fill);
+    }
 }
 
 /// SINTER key [key ...]

@@ -122,7 +122,7 @@ impl Ctx<'_> {
                 self.srv.dirty += changes;
             }
             None => {
-                if db.remove(dst).is_some() {
+                if db.server_delete(dst) {
                     self.signal_modified(dst);
                     self.notify(crate::server::notify::GENERIC, "del", dst);
                     self.srv.dirty += 1;

@@ -177,6 +177,7 @@ fn evict_keys(ctx: &mut Ctx, policy: Policy, needed: usize) -> Outcome {
     let start = Instant::now();
     let mut freed: i64 = 0;
     let mut evicted = 0u64;
+    let lazy = ctx.srv.config.lazyfree_lazy_eviction;
     while freed < needed as i64 {
         let Some((db, key)) = choose(ctx.srv, policy) else {
             return Outcome::Fail;
@@ -184,7 +185,10 @@ fn evict_keys(ctx: &mut Ctx, policy: Policy, needed: usize) -> Outcome {
         // What deleting the key gave back; the DEL logged for it is not counted (Redis likewise).
         let before = crate::alloc::used() as i64;
         let del_start = Instant::now();
-        drop(ctx.srv.dbs[db].remove(&key));
+        let removed = ctx.srv.dbs[db].remove(&key);
+        if let Some((val, _)) = removed.filter(|_| lazy) {
+            crate::server::lazyfree::free_value(val, ctx.srv.config.list_max_listpack_size);
+        }
         latency::sample(
             ctx.srv,
             "eviction-del",
@@ -196,8 +200,15 @@ fn evict_keys(ctx: &mut Ctx, policy: Policy, needed: usize) -> Outcome {
         ctx.notify_in(db, EVICTED, "evicted", &key);
         crate::server::propagate::evicted(ctx.srv, db, &key);
         evicted += 1;
-        if evicted.is_multiple_of(16) && limit.is_some_and(|l| start.elapsed() > l) {
-            return Outcome::Running;
+        if evicted.is_multiple_of(16) {
+            // What the thread frees is not counted above: under lazy eviction, memory is
+            // measured again every 16 keys (Redis's `performEvictions`).
+            if lazy && to_free(ctx.srv).is_none() {
+                break;
+            }
+            if limit.is_some_and(|l| start.elapsed() > l) {
+                return Outcome::Running;
+            }
         }
     }
     Outcome::Ok

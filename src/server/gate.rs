@@ -339,13 +339,11 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     let start = clock::start_call();
     let client = &ctx.clients[ctx.id];
     clock::set_no_touch(client.no_touch && !cmd.has(TOUCHES_ANYWAY));
-    // Watched keys this command may expire lazily (Redis signals that deletion to their watchers).
-    let db = ctx.db;
-    let expiring = if ctx.srv.key_events.is_empty() && !ctx.srv.tracking.watching() {
-        Vec::new()
-    } else {
-        multi::expired_watched(ctx, cmd, args)
-    };
+    // Keys this command expires lazily, wherever it finds them (its arguments, SCAN, KEYS,
+    // RANDOMKEY, SORT's patterns), are a change for their watchers and tracking clients, as
+    // Redis's `deleteExpiredKeyAndPropagate`.
+    let signal_expired = !ctx.srv.key_events.is_empty() || ctx.srv.tracking.watching();
+    let outer_signal_expired = crate::store::set_signal_expired(signal_expired);
     // What the command did is propagated once it has run.
     let frame = propagate::enter(ctx.srv);
     // The handler marks its secret arguments anew (a line fed to monitors before it runs has none).
@@ -369,11 +367,14 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     }
     // A command that blocked is counted once it is served, times out or is unblocked.
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();
-    for key in expiring {
-        if ctx.srv.dbs[db].dict.find(&key).is_none() {
-            ctx.signal_removed_in(db, &key);
+    if signal_expired {
+        for db in 0..ctx.srv.dbs.len() {
+            for key in std::mem::take(&mut ctx.srv.dbs[db].expired_signals) {
+                ctx.signal_removed_in(db, &key);
+            }
         }
     }
+    crate::store::set_signal_expired(outer_signal_expired);
     if ctx.srv.tracking.engaged() {
         tracking::after_call(ctx, cmd, args);
     }

@@ -101,10 +101,11 @@ pub fn free_value(v: Value, list_fill: i64) {
     }
 }
 
-/// Hands the values of keys expired since last asked to the thread (`lazyfree-lazy-expire`).
-pub fn free_expired(dbs: &mut [Db], list_fill: i64) {
+/// Hands the values the store let go of since last asked to the thread (`lazyfree-lazy-expire`,
+/// `lazyfree-lazy-server-del`).
+pub fn free_let_go(dbs: &mut [Db], list_fill: i64) {
     for db in dbs {
-        for v in db.expired_values.drain(..) {
+        for v in db.lazy_values.drain(..) {
             free_value(v, list_fill);
         }
     }

@@ -191,6 +191,7 @@ impl State {
         let run_id = crate::util::random_hex40();
         notify::configure(config.notify_keyspace_events);
         crate::store::set_lazy_expire(config.lazyfree_lazy_expire);
+        crate::store::set_lazy_server_del(config.lazyfree_lazy_server_del);
         let mut state = State {
             scripting,
             script_running: Default::default(),
@@ -547,7 +548,7 @@ impl<'a> Io<'a> {
             // The turn's writes reach the AOF (and, with `appendfsync always`, the disk) before
             // any reply to them leaves.
             propagate::expired_between_commands(self.state);
-            lazyfree::free_expired(
+            lazyfree::free_let_go(
                 &mut self.state.dbs,
                 self.state.config.list_max_listpack_size,
             );

@@ -9,7 +9,6 @@ use crate::resp::parser::Args;
 use crate::server::client::Client;
 use crate::server::ctx::Ctx;
 use crate::server::key_events::KeyEvents;
-use crate::server::table::Command;
 use crate::store::{Db, NO_EXPIRE};
 use crate::util::clock;
 
@@ -212,32 +211,6 @@ pub fn touch_all_watched(ctx: &mut Ctx, emptied: usize, replaced_with: Option<us
             client.dirty_cas = true;
         }
     }
-}
-
-/// The key arguments of `cmd` that are watched and already expired but not yet reclaimed: the command
-/// will delete them lazily, which Redis signals to their watchers as a change (the gate signals those
-/// found gone after the command; the active expiry cycle, as in Redis 7.0, does not signal).
-pub fn expired_watched(ctx: &Ctx, cmd: &Command, args: Args) -> Vec<Box<[u8]>> {
-    let db = &ctx.srv.dbs[ctx.db];
-    if db.expires_len() == 0 {
-        return Vec::new();
-    }
-    // A tracking client may hold any key: each expiring one is a change to tell it about.
-    let tracked = ctx.srv.tracking.watching();
-    cmd.key_positions(args.len())
-        .into_iter()
-        .map(|i| &args[i])
-        .filter(|k| {
-            (tracked
-                || ctx
-                    .srv
-                    .key_events
-                    .get(ctx.db, k)
-                    .is_some_and(|w| !w.watchers.is_empty()))
-                && key_state(db, k).1
-        })
-        .map(Box::from)
-        .collect()
 }
 
 /// Forgets every watched key of client `id` (Redis's `unwatchAllKeys`).

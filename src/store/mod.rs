@@ -47,9 +47,13 @@ pub struct Db {
     pub stats: DbStats,
     /// Keys expired (lazily or actively) while `set_log_expired` is on: the AOF logs their deletion.
     pub expired_log: Vec<Vec<u8>>,
-    /// Values of expired keys, kept while `set_lazy_expire` is on for the server to hand to its
-    /// lazy-free thread (`lazyfree-lazy-expire`).
-    pub expired_values: Vec<Value>,
+    /// Values the store let go of, kept for the server to hand to its lazy-free thread: expired
+    /// keys' while `set_lazy_expire` is on, overwritten or replaced keys' while
+    /// `set_lazy_server_del` is on.
+    pub lazy_values: Vec<Value>,
+    /// Keys expired while `set_signal_expired` is on: the server tells their watchers and
+    /// tracking clients once the command that expired them has run.
+    pub expired_signals: Vec<Box<[u8]>>,
     /// The keyspace events this database raised itself, in order, while recorded
     /// (`set_recorded_events`); the notification layer publishes and empties it.
     pub events: Vec<(StoreEvent, Box<[u8]>)>,
@@ -70,6 +74,8 @@ pub enum StoreEvent {
 thread_local! {
     static LOG_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAZY_EXPIRE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LAZY_SERVER_DEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static SIGNAL_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static EXPIRY_PAUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Which `StoreEvent`s are recorded, one bit each (`event_bit`).
@@ -114,10 +120,22 @@ pub fn set_log_expired(on: bool) {
     LOG_EXPIRED.with(|c| c.set(on));
 }
 
-/// Keep expired keys' values in `Db::expired_values` rather than freeing them
+/// Keep expired keys' values in `Db::lazy_values` rather than freeing them
 /// (`lazyfree-lazy-expire`).
 pub fn set_lazy_expire(on: bool) {
     LAZY_EXPIRE.with(|c| c.set(on));
+}
+
+/// Keep the values of overwritten keys, and of keys the server deletes to replace them, in
+/// `Db::lazy_values` rather than freeing them (`lazyfree-lazy-server-del`).
+pub fn set_lazy_server_del(on: bool) {
+    LAZY_SERVER_DEL.with(|c| c.set(on));
+}
+
+/// Record expired keys in `Db::expired_signals` (while keys are watched or tracked); the setting
+/// it replaces.
+pub fn set_signal_expired(on: bool) -> bool {
+    SIGNAL_EXPIRED.with(|c| c.replace(on))
 }
 
 /// While loading the AOF nothing expires (as Redis's `keyIsExpired` during loading): a later
@@ -141,10 +159,17 @@ pub fn loading() -> bool {
 fn remove_expired(db: &mut Db, key: &[u8]) {
     if let Some((val, _)) = db.remove(key) {
         if LAZY_EXPIRE.with(|c| c.get()) {
-            db.expired_values.push(val);
+            db.lazy_values.push(val);
         }
     }
     note_expired(db, key);
+}
+
+/// Lets go of a value the server replaced: kept for the lazy-free thread or freed here.
+fn let_go(db: &mut Db, val: Value) {
+    if LAZY_SERVER_DEL.with(|c| c.get()) {
+        db.lazy_values.push(val);
+    }
 }
 
 fn note_expired(db: &mut Db, key: &[u8]) {
@@ -152,6 +177,9 @@ fn note_expired(db: &mut Db, key: &[u8]) {
     record(db, StoreEvent::Expired, key);
     if LOG_EXPIRED.with(|c| c.get()) {
         db.expired_log.push(key.to_vec());
+    }
+    if SIGNAL_EXPIRED.with(|c| c.get()) {
+        db.expired_signals.push(key.into());
     }
 }
 
@@ -391,11 +419,12 @@ impl Db {
             Some(slot) => {
                 // An overwritten key keeps its LFU counter, as Redis's `dbSetValue`.
                 let e = self.dict.value_at_mut(slot);
-                e.val = val;
+                let old = std::mem::replace(&mut e.val, val);
                 e.lru = touched(e.lru);
                 if let Some(at) = expire_at {
                     self.set_expire_slot(slot, at);
                 }
+                let_go(self, old);
             }
             None => {
                 record(self, StoreEvent::New, key);
@@ -432,6 +461,19 @@ impl Db {
     /// Adds a key known to be absent with a given TTL (used by RENAME, MOVE, COPY).
     pub fn insert_entry(&mut self, key: &[u8], val: Value, expire_at: i64) {
         self.set(key, val, Some(expire_at));
+    }
+
+    /// Deletes a key on the server's behalf (RENAME's or RESTORE's destination, SPOP's whole set):
+    /// its value goes the way of an overwritten one (Redis's `dbDelete` under
+    /// `lazyfree-lazy-server-del`). Whether it was there.
+    pub fn server_delete(&mut self, key: &[u8]) -> bool {
+        match self.remove(key) {
+            Some((val, _)) => {
+                let_go(self, val);
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<(Value, i64)> {
