@@ -524,3 +524,35 @@ fn functions_and_pubsub_default_match_redis() {
     run_scenario(&g, &without_log);
     assert_eq!(log_fields(&g.raw().cmd_str("ACL LOG")).len(), 1);
 }
+
+/// INFO's `acl_access_denied_*` (Redis 7.2's fields, which 7.0.15 lacks, so no comparison): one
+/// per refusal, by reason, failed AUTHs included and repeated ones too (ACL LOG groups them);
+/// CONFIG RESETSTAT zeroes them.
+#[test]
+fn access_denied_counters() {
+    let g = goblin(&[]);
+    let mut admin = g.raw();
+    let mut u = g.raw();
+    let counts = |c: &mut Raw| -> Vec<Option<i64>> {
+        ["auth", "cmd", "key", "channel"]
+            .iter()
+            .map(|f| info_field(c, &format!("acl_access_denied_{f}")))
+            .collect()
+    };
+    assert_eq!(counts(&mut admin), [Some(0); 4]);
+    admin.cmd_str("ACL SETUSER u on >pw +get +publish ~k* &ch*");
+    assert_eq!(
+        show(&u.cmd_str("AUTH u wrong")),
+        "-WRONGPASS invalid username-password pair or user is disabled.\\r\\n"
+    );
+    u.cmd_str("AUTH u wrong");
+    assert_eq!(show(&u.cmd_str("AUTH u pw")), "+OK\\r\\n");
+    assert!(u.cmd_str("SET k 1").starts_with(b"-NOPERM"));
+    assert!(u.cmd_str("GET other").starts_with(b"-NOPERM"));
+    assert!(u.cmd_str("GET other2").starts_with(b"-NOPERM"));
+    assert!(u.cmd_str("PUBLISH news x").starts_with(b"-NOPERM"));
+    assert_eq!(show(&u.cmd_str("GET k")), "$-1\\r\\n");
+    assert_eq!(counts(&mut admin), [Some(2), Some(1), Some(2), Some(1)]);
+    admin.cmd_str("CONFIG RESETSTAT");
+    assert_eq!(counts(&mut admin), [Some(0); 4]);
+}

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::config::{self, REDIS_VERSION};
 use crate::resp::reply::{DB_INDEX, SYNTAX};
+use crate::server::acl::Denied;
 use crate::server::Shutdown;
 use crate::util::clock;
 use crate::{notice, warning};
@@ -497,6 +498,12 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("tracking_total_prefixes:{}", srv.tracking.total_prefixes());
             f!("total_error_replies:{}", s.total_error_replies);
             f!("evicted_scripts:{}", Scripting::of(srv).evicted_scripts());
+            // Redis 7.2's, which monitoring tools read where present.
+            let denied = |d: Denied| s.acl_denied[d as usize];
+            f!("acl_access_denied_auth:{}", denied(Denied::Auth));
+            f!("acl_access_denied_cmd:{}", denied(Denied::Command));
+            f!("acl_access_denied_key:{}", denied(Denied::Key));
+            f!("acl_access_denied_channel:{}", denied(Denied::Channel));
         }
         "replication" => {
             o.push_str("# Replication\r\n");
