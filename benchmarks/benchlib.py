@@ -680,6 +680,35 @@ def load_scripts(conn, script, scripts_dir=SCRIPTS_DIR, only=None, where=""):
     return found
 
 
+def info_memory(conn):
+    """INFO memory's integer fields."""
+    fields = {}
+    for line in conn.call("INFO", "memory").decode().split("\r\n"):
+        name, _, value = line.partition(":")
+        if value.isdigit():
+            fields[name] = int(value)
+    return fields
+
+
+def add_binary_arguments(parser):
+    """--goblin-bin and --redis-bin, for a driver that starts both servers itself."""
+    parser.add_argument("--goblin-bin", default="target/release/goblin-core",
+                        help="the Goblin Core binary (relative paths are tried from the "
+                        "current directory, then from the repository root)")
+    parser.add_argument("--redis-bin", default="redis-server", help="the Redis server binary")
+
+
+def found_binaries(parser, args):
+    """[("Goblin Core", path), ("Redis", path)] from add_binary_arguments' options; exits with
+    status 2 if one is not found."""
+    binaries = [("Goblin Core", find_binary(args.goblin_bin)),
+                ("Redis", find_binary(args.redis_bin))]
+    for (name, found), given in zip(binaries, (args.goblin_bin, args.redis_bin)):
+        if found is None:
+            parser.exit(2, f"{name} binary not found: {given}\n")
+    return binaries
+
+
 def has_command(conn, *probe):
     """False if the probe command is unknown to the server; True otherwise (any reply)."""
     conn.send(encode(*probe))

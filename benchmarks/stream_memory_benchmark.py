@@ -46,16 +46,6 @@ KEY = "s"
 BATCH = 1000  # XADDs in flight
 
 
-def info_memory(conn):
-    """INFO memory's integer fields."""
-    fields = {}
-    for line in conn.call("INFO", "memory").decode().split("\r\n"):
-        name, _, value = line.partition(":")
-        if value.isdigit():
-            fields[name] = int(value)
-    return fields
-
-
 def fill(conn, entries):
     """XADD s * field value, entries times, pipelined; each reply must be an ID."""
     for start in range(0, entries, BATCH):
@@ -75,10 +65,10 @@ def fill(conn, entries):
 def measure(server, entries):
     """(used_memory, used_memory less at start, used_memory_rss) with the stream filled."""
     with benchlib.Connection.unix(server.socket) as conn:
-        start = info_memory(conn)["used_memory"]
+        start = benchlib.info_memory(conn)["used_memory"]
         fill(conn, entries)
         server.check_running()
-        after = info_memory(conn)
+        after = benchlib.info_memory(conn)
     return after["used_memory"], after["used_memory"] - start, after["used_memory_rss"]
 
 
@@ -90,21 +80,14 @@ def main():
         description="used_memory of a stream of small entries, Goblin Core against Redis",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--goblin-bin", default="target/release/goblin-core",
-                        help="the Goblin Core binary (relative paths are tried from the "
-                        "current directory, then from the repository root)")
-    parser.add_argument("--redis-bin", default="redis-server", help="the Redis server binary")
+    benchlib.add_binary_arguments(parser)
     parser.add_argument("--entries", type=int, default=1_000_000,
                         help="XADD s * field value, this many times")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
     if args.entries < 1:
         parser.error("--entries must be positive")
-    binaries = [("Goblin Core", benchlib.find_binary(args.goblin_bin)),
-                ("Redis", benchlib.find_binary(args.redis_bin))]
-    for (name, found), given in zip(binaries, (args.goblin_bin, args.redis_bin)):
-        if found is None:
-            parser.exit(2, f"{name} binary not found: {given}\n")
+    binaries = benchlib.found_binaries(parser, args)
     benchlib.install_signal_handlers()
     group = benchlib.Servers(prefix="goblin-stream-memory-")
 
