@@ -134,7 +134,7 @@ fn debug(ctx: &mut Ctx, args: Args) -> CmdResult {
                 let db = &ctx.srv.dbs[ctx.db];
                 if let Some(slot) = db.dict.find(key) {
                     let e = db.dict.value_at(slot);
-                    value_digest(&mut d, &e.val, e.expire_at != NO_EXPIRE);
+                    value_digest(&mut d, &e.val, e.has_ttl());
                 }
                 ctx.out.simple(&hex(&d));
             }
@@ -427,7 +427,7 @@ fn populate(ctx: &mut Ctx, args: Args) -> CmdResult {
             d[..n].copy_from_slice(&text[..n]);
             d
         };
-        let v = Value::Str(Str::Bytes { data, raw: false });
+        let v = Value::Str(Str::plain(&data));
         ctx.db().set(&key, v, Some(NO_EXPIRE));
         ctx.signal_modified(&key);
     }
@@ -610,7 +610,7 @@ fn dataset_digest(srv: &crate::server::State) -> [u8; 20] {
         for (_, key, e) in db.dict.iter() {
             let mut d = [0u8; 20];
             mix_digest(&mut d, key);
-            value_digest(&mut d, &e.val, e.expire_at != NO_EXPIRE);
+            value_digest(&mut d, &e.val, e.has_ttl());
             xor_digest(&mut fin, &d);
         }
     }

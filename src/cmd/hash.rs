@@ -41,7 +41,7 @@ fn write_hash<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d mut Hash>, Cm
 /// Redis's `hashTypeLookupWriteOrCreate`: the hash at `key`, created empty if absent. Callers always
 /// write at least one field into it, so no empty hash is left behind.
 fn hash_or_create<'d>(db: &'d mut Db, key: &[u8]) -> Result<&'d mut Hash, CmdError> {
-    as_hash(db.lookup_mut_or_insert(key, || Value::Hash(Box::default())))
+    as_hash(db.lookup_mut_or_insert(key, || Value::Hash(Hash::default())))
 }
 
 fn limits(ctx: &Ctx) -> HashLimits {

@@ -207,8 +207,8 @@ fn new_hll() -> Vec<u8> {
 
 /// Redis's `isHLLObjectOrReply` on a string value: its bytes if they look like an HLL.
 fn hll_bytes(s: &Str) -> Result<&[u8], CmdError> {
-    match s {
-        Str::Bytes { data, .. } if looks_like_hll(data) => Ok(data),
+    match s.bytes() {
+        Some(data) if looks_like_hll(data) => Ok(data),
         _ => Err(NOT_HLL.into()),
     }
 }

@@ -111,7 +111,8 @@ fn keys(ctx: &mut Ctx, args: Args) -> CmdResult {
         .dict
         .iter()
         .filter(|(_, k, e)| {
-            (e.expire_at == NO_EXPIRE || e.expire_at > now) && (all || glob::matches(pat, k, false))
+            let at = db.expire_of_entry(e);
+            (at == NO_EXPIRE || at > now) && (all || glob::matches(pat, k, false))
         })
         .map(|(_, k, _)| k)
         .collect();
@@ -150,7 +151,8 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
         if let Some((k, e)) = db.dict.entry_at(slot) {
             live += 1;
             if pattern.is_none_or(|p| glob::matches(p, k, false)) {
-                let expired = e.expire_at != NO_EXPIRE && e.expire_at <= now;
+                let at = db.expire_of_entry(e);
+                let expired = at != NO_EXPIRE && at <= now;
                 candidates.push((k.to_vec(), expired));
             }
         }
@@ -268,11 +270,13 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
     if target == ctx.db && src == dst {
         return Err("ERR source and destination objects are the same".into());
     }
-    let Some(e) = ctx.db().lookup(src) else {
+    let db = ctx.db();
+    let Some(e) = db.lookup(src) else {
         ctx.out.int(0);
         return Ok(());
     };
-    let (val, expire) = (e.val.clone(), e.expire_at);
+    let val = e.val.clone();
+    let expire = db.expire_of_key(src);
     let tdb = &mut ctx.srv.dbs[target];
     if tdb.exists(dst) {
         if !replace {
@@ -423,11 +427,12 @@ fn ttl(ctx: &mut Ctx, args: Args) -> CmdResult {
     let name = args[0].to_ascii_lowercase();
     let ms = name.starts_with(b"p");
     let absolute = name.ends_with(b"time");
-    let Some(e) = ctx.db().lookup_no_touch(&args[1]) else {
+    let db = ctx.db();
+    if db.lookup_no_touch(&args[1]).is_none() {
         ctx.out.int(-2);
         return Ok(());
-    };
-    let at = e.expire_at;
+    }
+    let at = db.expire_of_key(&args[1]);
     if at == NO_EXPIRE {
         ctx.out.int(-1);
         return Ok(());

@@ -36,6 +36,7 @@ pub fn read_str<'d>(db: &'d mut Db, key: &[u8]) -> Result<Option<&'d Str>, CmdEr
 pub fn reply_str(out: &mut Reply, s: &Str) {
     match s {
         Str::Int(n) => out.bulk_int(*n),
+        Str::Inline { len, buf } => out.bulk(&buf[..*len as usize]),
         Str::Bytes { data, .. } => out.bulk(data),
     }
 }
@@ -432,7 +433,7 @@ fn mset(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn str_int(s: &Str) -> Result<i64, CmdError> {
     match s {
         Str::Int(n) => Ok(*n),
-        Str::Bytes { data, .. } => parse_i64(data).ok_or(CmdError::from(NOT_INT)),
+        _ => s.with_bytes(parse_i64).ok_or(CmdError::from(NOT_INT)),
     }
 }
 
@@ -507,10 +508,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.out.bulk(&text);
     // Replayed as the value it came to: float arithmetic need not agree elsewhere.
     ctx.propagate_as(&[b"SET", key, &text, b"KEEPTTL"]);
-    let val = Value::Str(Str::Bytes {
-        data: text,
-        raw: false,
-    });
+    let val = Value::Str(Str::plain(&text));
     let db = &mut ctx.srv.dbs[ctx.db];
     db.set(key, val, None);
     ctx.signal_modified(key);

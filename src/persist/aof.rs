@@ -30,7 +30,7 @@ use super::{Host, Loader, Persist};
 use crate::config::Config;
 use crate::resp::command as encode;
 use crate::resp::parser::{Limits, Parsed, Parser};
-use crate::store::{self, Str, Value, NO_EXPIRE};
+use crate::store::{self, Value, NO_EXPIRE};
 use crate::{notice, warning};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -587,12 +587,9 @@ fn write_base(st: &Host, path: &Path) -> std::io::Result<()> {
         w.write_all(&encode(&[b"SELECT", i.to_string().as_bytes()]))?;
         for (_, key, e) in db.dict.iter() {
             write_key(&mut w, key, &e.val)?;
-            if e.expire_at != NO_EXPIRE {
-                w.write_all(&encode(&[
-                    b"PEXPIREAT",
-                    key,
-                    e.expire_at.to_string().as_bytes(),
-                ]))?;
+            let at = db.expire_of_entry(e);
+            if at != NO_EXPIRE {
+                w.write_all(&encode(&[b"PEXPIREAT", key, at.to_string().as_bytes()]))?;
             }
         }
     }
@@ -614,8 +611,7 @@ fn write_key(w: &mut impl Write, key: &[u8], v: &Value) -> std::io::Result<()> {
         Ok::<(), std::io::Error>(())
     };
     match v {
-        Value::Str(Str::Int(n)) => w.write_all(&encode(&[b"SET", key, n.to_string().as_bytes()])),
-        Value::Str(Str::Bytes { data, .. }) => w.write_all(&encode(&[b"SET", key, data])),
+        Value::Str(s) => s.with_bytes(|data| w.write_all(&encode(&[b"SET", key, data]))),
         Value::List(l) => batches(w, b"RPUSH", l.items.iter().cloned().collect(), 1),
         Value::Set(s) => batches(w, b"SADD", s.iter().map(|m| m.to_vec()).collect(), 1),
         Value::Hash(h) => batches(

@@ -197,7 +197,7 @@ pub fn write_snapshot(
             }
             rdb::write_db_start(&mut buf, i, db);
             for (_, key, e) in db.dict.iter() {
-                rdb::put_key(&mut buf, key, e, opts);
+                rdb::put_key(&mut buf, key, e, db.expire_of_entry(e), opts);
                 if buf.len() >= 1 << 16 {
                     flush(&mut buf, &mut w)?;
                 }

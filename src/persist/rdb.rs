@@ -225,7 +225,7 @@ pub fn object_type(v: &Value) -> u8 {
     match v {
         Value::Str(_) => TYPE_STRING,
         Value::List(_) => TYPE_LIST_QUICKLIST_2,
-        Value::Hash(h) => match **h {
+        Value::Hash(h) => match h {
             Hash::Listpack(_) => TYPE_HASH_LISTPACK,
             Hash::Table(_) => TYPE_HASH,
         },
@@ -250,9 +250,9 @@ pub fn put_object(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
 pub fn as_listpack(v: &Value) -> Option<Vec<u8>> {
     let mut lp = Listpack::default();
     match v {
-        Value::Hash(h) => match &**h {
+        Value::Hash(h) => match h {
             Hash::Listpack(pairs) => {
-                for (k, v) in pairs {
+                for (k, v) in pairs.iter() {
                     lp.push(k);
                     lp.push(v);
                 }
@@ -277,9 +277,9 @@ pub fn as_listpack(v: &Value) -> Option<Vec<u8>> {
 fn put_body(b: &mut Vec<u8>, v: &Value, opts: SaveOpts) {
     match v {
         Value::Str(Str::Int(n)) => put_int_str(b, *n),
-        Value::Str(Str::Bytes { data, .. }) => put_str(b, data, opts.compress),
+        Value::Str(s) => s.with_bytes(|data| put_str(b, data, opts.compress)),
         Value::List(l) => put_list(b, l, opts),
-        Value::Hash(h) => match &**h {
+        Value::Hash(h) => match h {
             Hash::Listpack(_) => {
                 put_str(b, &as_listpack(v).expect("a listpack hash"), opts.compress);
             }
@@ -344,8 +344,14 @@ pub fn write_db_start(b: &mut Vec<u8>, index: usize, db: &Db) {
 }
 
 /// One key: its expiry (if any), its access stamp (see `Stamps`), then type, key and value.
-pub fn put_key(b: &mut Vec<u8>, key: &[u8], e: &crate::store::Entry, opts: SaveOpts) {
-    let (val, expire_at) = (&e.val, e.expire_at);
+pub fn put_key(
+    b: &mut Vec<u8>,
+    key: &[u8],
+    e: &crate::store::Entry,
+    expire_at: i64,
+    opts: SaveOpts,
+) {
+    let val = &e.val;
     if expire_at != NO_EXPIRE {
         b.push(OP_EXPIRETIME_MS);
         b.extend_from_slice(&expire_at.to_le_bytes());
@@ -609,7 +615,7 @@ impl Build {
                 return Err("duplicate hash fields detected".into());
             }
         }
-        Ok(Value::Hash(Box::new(h)))
+        Ok(Value::Hash(h))
     }
 
     fn set(&self, members: impl IntoIterator<Item = Vec<u8>>) -> R<Value> {

@@ -245,7 +245,7 @@ fn choose(srv: &mut State, policy: Policy) -> Option<(usize, Box<[u8]>)> {
                 let score = match policy.pick {
                     Pick::Lru => store::idle_seconds(e.lru),
                     Pick::Lfu => 255 - u64::from(store::lfu_counter(e.lru)),
-                    _ => u64::MAX - e.expire_at.max(0) as u64,
+                    _ => u64::MAX - db.expire_of(slot).max(0) as u64,
                 };
                 offer(&mut srv.eviction.pool, score, i, db.dict.key_at(slot));
             }

@@ -79,7 +79,7 @@ fn free_effort(v: &Value, fill: i64) -> usize {
             Set::Table(d) => d.len(),
             Set::Intset(_) => 1,
         },
-        Value::Hash(h) => match &**h {
+        Value::Hash(h) => match h {
             Hash::Table(d) => d.len(),
             Hash::Listpack(_) => 1,
         },

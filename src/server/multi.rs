@@ -110,7 +110,7 @@ pub fn watch_key(events: &mut KeyEvents, d: &Db, db: usize, key: &[u8], id: usiz
 fn key_state(db: &Db, key: &[u8]) -> (bool, bool) {
     match db.dict.find(key) {
         Some(slot) => {
-            let at = db.dict.value_at(slot).expire_at;
+            let at = db.expire_of(slot);
             (true, at != NO_EXPIRE && at <= clock::now_ms())
         }
         None => (false, false),

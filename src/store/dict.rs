@@ -10,11 +10,16 @@
 //! Freed slots are reused (last freed first) and trailing free slots are trimmed, so the slot vector
 //! stays about as large as the live key count after churn.
 
+use super::compact::CompactBytes;
 use super::siphash::SipKey;
 use hashbrown::HashTable;
 
 /// A slot: the key and its value, or free.
-type Slot<V> = Option<(Box<[u8]>, V)>;
+type Slot<V> = Option<(CompactBytes, V)>;
+
+/// Past this many slots the slot vector grows by a quarter rather than doubling: a table of
+/// millions of keys would otherwise leave up to half its slots' memory unused.
+const GENTLE_GROWTH_FROM: usize = 1 << 20;
 
 pub struct Dict<V> {
     index: HashTable<u32>,
@@ -112,6 +117,11 @@ impl<V> Dict<V> {
                 i
             }
             None => {
+                if self.slots.len() == self.slots.capacity()
+                    && self.slots.len() >= GENTLE_GROWTH_FROM
+                {
+                    self.slots.reserve_exact(self.slots.len() / 4);
+                }
                 self.slots.push(Some((key.into(), val)));
                 (self.slots.len() - 1) as u32
             }

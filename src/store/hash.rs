@@ -1,8 +1,9 @@
 //! The hash type (Redis's t_hash.c data side): field → value in one of Redis 7.0's two encodings.
 //!
-//! - `Listpack`: a vector of pairs in insertion order, as Redis's listpack keeps small hashes (a new
-//!   field appends, an updated one keeps its place, a deleted one simply disappears). HGETALL, HKEYS,
-//!   HVALS and HSCAN of a small hash therefore answer in exactly Redis's order.
+//! - `Listpack`: the pairs in insertion order in one packed buffer (`Packed`), as Redis's listpack
+//!   keeps small hashes (a new field appends, an updated one keeps its place, a deleted one simply
+//!   disappears). HGETALL, HKEYS, HVALS and HSCAN of a small hash therefore answer in exactly
+//!   Redis's order, and a small hash costs about what Redis's does.
 //! - `Table`: the keyspace's `Dict`, so HSCAN gets the same stable cursor and HRANDFIELD the same
 //!   O(1) sampling as the keyspace.
 //!
@@ -12,6 +13,7 @@
 //! Entry points: `Hash::get`, `Hash::set`, `Hash::remove`, `Hash::iter`, `Hash::random`,
 //! `Hash::sample_unique`, `Hash::scan`.
 
+use super::compact::CompactBytes;
 use super::Dict;
 
 /// A (field, value) pair borrowed from a hash.
@@ -25,35 +27,176 @@ pub struct HashLimits {
 }
 
 pub enum Hash {
-    Listpack(Vec<(Vec<u8>, Vec<u8>)>),
-    Table(Dict<Vec<u8>>),
+    Listpack(Packed),
+    Table(Box<Dict<CompactBytes>>),
 }
 
 impl Default for Hash {
     fn default() -> Self {
-        Hash::Listpack(Vec::new())
+        Hash::Listpack(Packed::default())
     }
 }
 
 impl Clone for Hash {
     fn clone(&self) -> Self {
         match self {
-            Hash::Listpack(v) => Hash::Listpack(v.clone()),
+            Hash::Listpack(p) => Hash::Listpack(p.clone()),
             Hash::Table(d) => {
                 let mut copy = Dict::default();
                 for (_, k, v) in d.iter() {
                     copy.insert_new(k, v.clone());
                 }
-                Hash::Table(copy)
+                Hash::Table(Box::new(copy))
             }
         }
+    }
+}
+
+/// Fields and values alternating in one buffer, each its length (LEB128) then its bytes; the
+/// buffer is kept at its exact size. Lookups walk it, as Redis's listpack lookups do: it only
+/// holds up to `hash-max-listpack-entries` short pairs.
+#[derive(Clone, Default)]
+pub struct Packed {
+    buf: Vec<u8>,
+}
+
+/// Where a pair lies in a `Packed` buffer: its start, its value's start (after the length) and
+/// its end.
+struct PairAt {
+    start: usize,
+    value: usize,
+    end: usize,
+}
+
+impl Packed {
+    /// The element at `pos`: its bytes and where the next one starts.
+    fn element(&self, pos: usize) -> (&[u8], usize) {
+        let (mut len, mut shift, mut at) = (0usize, 0, pos);
+        loop {
+            let b = self.buf[at];
+            at += 1;
+            len |= usize::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        (&self.buf[at..at + len], at + len)
+    }
+
+    fn encode(out: &mut Vec<u8>, bytes: &[u8]) {
+        let mut len = bytes.len();
+        while len >= 0x80 {
+            out.push(len as u8 | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out.extend_from_slice(bytes);
+    }
+
+    fn encoded_len(bytes: &[u8]) -> usize {
+        let mut n = 1;
+        let mut len = bytes.len();
+        while len >= 0x80 {
+            n += 1;
+            len >>= 7;
+        }
+        n + bytes.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Pair<'_>> {
+        let mut pos = 0;
+        std::iter::from_fn(move || {
+            if pos >= self.buf.len() {
+                return None;
+            }
+            let (field, at) = self.element(pos);
+            let (value, end) = self.element(at);
+            pos = end;
+            Some((field, value))
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    fn find(&self, field: &[u8]) -> Option<PairAt> {
+        let mut pos = 0;
+        while pos < self.buf.len() {
+            let (f, value) = self.element(pos);
+            let (_, end) = self.element(value);
+            if f == field {
+                return Some(PairAt {
+                    start: pos,
+                    value,
+                    end,
+                });
+            }
+            pos = end;
+        }
+        None
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        self.find(field).map(|at| self.element(at.value).0)
+    }
+
+    /// Replaces `range` of the buffer with `with`, growing it to exactly the new size.
+    fn splice(&mut self, range: std::ops::Range<usize>, with: &[u8]) {
+        let new_len = self.buf.len() - range.len() + with.len();
+        if new_len > self.buf.capacity() {
+            self.buf.reserve_exact(new_len - self.buf.len());
+        }
+        self.buf.splice(range, with.iter().copied());
+        if self.buf.capacity() > self.buf.len() + 64 {
+            self.buf.shrink_to_fit();
+        }
+    }
+
+    /// Sets `field` to `value`; true if the field is new (appended).
+    fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
+        let mut encoded = Vec::with_capacity(Self::encoded_len(field) + Self::encoded_len(value));
+        match self.find(field) {
+            Some(at) => {
+                Self::encode(&mut encoded, value);
+                self.splice(at.value..at.end, &encoded);
+                false
+            }
+            None => {
+                Self::encode(&mut encoded, field);
+                Self::encode(&mut encoded, value);
+                let end = self.buf.len();
+                self.splice(end..end, &encoded);
+                true
+            }
+        }
+    }
+
+    fn remove(&mut self, field: &[u8]) -> bool {
+        match self.find(field) {
+            Some(at) => {
+                self.splice(at.start..at.end, &[]);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Bytes allocated for the pairs (MEMORY USAGE).
+    pub fn heap_size(&self) -> usize {
+        self.buf.capacity()
     }
 }
 
 impl Hash {
     pub fn len(&self) -> usize {
         match self {
-            Hash::Listpack(v) => v.len(),
+            Hash::Listpack(p) => p.len(),
             Hash::Table(d) => d.len(),
         }
     }
@@ -72,19 +215,21 @@ impl Hash {
     /// Each field's approximate heap footprint, with its value (MEMORY USAGE).
     pub fn element_sizes(&self) -> Box<dyn Iterator<Item = usize> + '_> {
         match self {
-            Hash::Listpack(v) => {
-                Box::new(v.iter().map(|(k, val)| k.capacity() + val.capacity() + 48))
+            Hash::Listpack(p) => {
+                // The buffer shared out evenly between the pairs.
+                let (n, bytes) = (p.len().max(1), p.heap_size());
+                Box::new(p.iter().map(move |_| bytes / n))
             }
-            Hash::Table(d) => Box::new(d.iter().map(|(_, k, v)| k.len() + v.capacity() + 32)),
+            Hash::Table(d) => Box::new(
+                d.iter()
+                    .map(|(_, k, v)| k.len().max(16) + v.heap_size() + 16),
+            ),
         }
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match self {
-            Hash::Listpack(v) => v
-                .iter()
-                .find(|(k, _)| k[..] == *field)
-                .map(|(_, val)| &val[..]),
+            Hash::Listpack(p) => p.get(field),
             Hash::Table(d) => d.get(field).map(|v| &v[..]),
         }
     }
@@ -95,12 +240,12 @@ impl Hash {
 
     /// Converts a listpack to the table encoding (one way, as Redis's `hashTypeConvert`).
     fn convert(&mut self) {
-        if let Hash::Listpack(v) = self {
+        if let Hash::Listpack(p) = self {
             let mut d = Dict::default();
-            for (k, val) in std::mem::take(v) {
-                d.insert_new(&k, val);
+            for (k, val) in p.iter() {
+                d.insert_new(k, CompactBytes::new(val));
             }
-            *self = Hash::Table(d);
+            *self = Hash::Table(Box::new(d));
         }
     }
 
@@ -113,25 +258,14 @@ impl Hash {
             self.convert();
         }
         let created = match self {
-            Hash::Listpack(v) => match v.iter_mut().find(|(k, _)| k[..] == *field) {
-                Some((_, val)) => {
-                    val.clear();
-                    val.extend_from_slice(value);
-                    false
-                }
-                None => {
-                    v.push((field.to_vec(), value.to_vec()));
-                    true
-                }
-            },
+            Hash::Listpack(p) => p.set(field, value),
             Hash::Table(d) => match d.get_mut(field) {
                 Some(val) => {
-                    val.clear();
-                    val.extend_from_slice(value);
+                    *val = CompactBytes::new(value);
                     false
                 }
                 None => {
-                    d.insert_new(field, value.to_vec());
+                    d.insert_new(field, CompactBytes::new(value));
                     true
                 }
             },
@@ -145,13 +279,7 @@ impl Hash {
     /// Removes `field`; true if it was present.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self {
-            Hash::Listpack(v) => match v.iter().position(|(k, _)| k[..] == *field) {
-                Some(i) => {
-                    v.remove(i);
-                    true
-                }
-                None => false,
-            },
+            Hash::Listpack(p) => p.remove(field),
             Hash::Table(d) => d.remove(field).is_some(),
         }
     }
@@ -159,7 +287,7 @@ impl Hash {
     /// Every (field, value), in listpack order or table slot order.
     pub fn iter(&self) -> Box<dyn Iterator<Item = Pair<'_>> + '_> {
         match self {
-            Hash::Listpack(v) => Box::new(v.iter().map(|(k, val)| (&k[..], &val[..]))),
+            Hash::Listpack(p) => Box::new(p.iter()),
             Hash::Table(d) => Box::new(d.iter().map(|(_, k, v)| (k, &v[..]))),
         }
     }
@@ -167,10 +295,12 @@ impl Hash {
     /// A uniformly chosen (field, value); `None` only when empty.
     pub fn random(&self, mut rand: impl FnMut() -> u64) -> Option<Pair<'_>> {
         match self {
-            Hash::Listpack(v) if v.is_empty() => None,
-            Hash::Listpack(v) => {
-                let (k, val) = &v[(rand() % v.len() as u64) as usize];
-                Some((k, val))
+            Hash::Listpack(p) => {
+                let n = p.len();
+                if n == 0 {
+                    return None;
+                }
+                p.iter().nth((rand() % n as u64) as usize)
             }
             Hash::Table(d) => {
                 let slot = d.random_slot(rand)?;

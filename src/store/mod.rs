@@ -5,6 +5,7 @@
 //! Entry points: `Db::lookup` (read, with lazy expiry), `Db::lookup_mut`, `Db::set`, `Db::remove`,
 //! `Db::set_expire`, `Db::persist`, `Db::active_expire_cycle`.
 
+pub mod compact;
 pub mod dict;
 pub mod glob;
 pub mod hash;
@@ -26,24 +27,46 @@ pub use zset::ZSet;
 
 use crate::util::{clock, rand_u64};
 
+/// A key's value and stamps. Its expiry time, if it has one, is kept in `Db::expiring` (most
+/// keys have none, so they do not pay for one).
 pub struct Entry {
     pub val: Value,
-    /// Absolute expiry in Unix milliseconds, or `NO_EXPIRE`.
-    pub expire_at: i64,
-    /// Position of this key's slot in `Db::expiring`, valid while `expire_at != NO_EXPIRE`.
+    /// Position of this key in `Db::expiring`, or `NO_TTL`.
     exp_pos: u32,
     /// The access stamp (see `fresh_stamp`): the LRU clock of the last access, or under an LFU
     /// `maxmemory-policy` the LFU counter and its decrement time.
     pub lru: u32,
 }
 
+impl Entry {
+    fn new(val: Value, lru: u32) -> Entry {
+        Entry {
+            val,
+            exp_pos: NO_TTL,
+            lru,
+        }
+    }
+
+    pub fn has_ttl(&self) -> bool {
+        self.exp_pos != NO_TTL
+    }
+}
+
 pub const NO_EXPIRE: i64 = -1;
+const NO_TTL: u32 = u32::MAX;
+
+/// A key with a TTL: its slot and absolute expiry in Unix milliseconds.
+#[derive(Clone, Copy)]
+struct Expiring {
+    slot: u32,
+    at: i64,
+}
 
 #[derive(Default)]
 pub struct Db {
     pub dict: Dict<Entry>,
-    /// Slots of the keys that have a TTL: what the active expiry cycle samples.
-    expiring: Vec<u32>,
+    /// The keys that have a TTL: what the active expiry cycle samples.
+    expiring: Vec<Expiring>,
     pub stats: DbStats,
     /// Keys expired (lazily or actively) while `set_log_expired` is on: the AOF logs their deletion.
     pub expired_log: Vec<Vec<u8>>,
@@ -316,7 +339,7 @@ impl Db {
 
     /// Bytes of the index of keys with a TTL (MEMORY STATS).
     pub fn expires_table_bytes(&self) -> usize {
-        self.expiring.capacity() * std::mem::size_of::<u32>()
+        self.expiring.capacity() * std::mem::size_of::<Expiring>()
     }
 
     /// The slot of a live (non-expired) key, expiring it lazily if its time has passed (while
@@ -334,9 +357,8 @@ impl Db {
 
     fn find_unexpired(&mut self, key: &[u8], keep_expired: bool) -> Option<u32> {
         let slot = self.dict.find(key)?;
-        let e = self.dict.value_at(slot);
-        if e.expire_at != NO_EXPIRE && e.expire_at <= clock::now_ms() && !LOADING.with(|c| c.get())
-        {
+        let at = self.expire_of(slot);
+        if at != NO_EXPIRE && at <= clock::now_ms() && !LOADING.with(|c| c.get()) {
             if !keep_expired {
                 remove_expired(self, key);
             }
@@ -398,15 +420,7 @@ impl Db {
             }
             None => {
                 record(self, StoreEvent::New, key);
-                self.dict.insert_new(
-                    key,
-                    Entry {
-                        val: make(),
-                        expire_at: NO_EXPIRE,
-                        exp_pos: 0,
-                        lru: fresh_stamp(),
-                    },
-                )
+                self.dict.insert_new(key, Entry::new(make(), fresh_stamp()))
             }
         };
         self.dict.value_at_mut(slot)
@@ -428,13 +442,7 @@ impl Db {
             }
             None => {
                 record(self, StoreEvent::New, key);
-                let entry = Entry {
-                    val,
-                    expire_at: NO_EXPIRE,
-                    exp_pos: 0,
-                    lru: fresh_stamp(),
-                };
-                let slot = self.dict.insert_new(key, entry);
+                let slot = self.dict.insert_new(key, Entry::new(val, fresh_stamp()));
                 if let Some(at) = expire_at {
                     self.set_expire_slot(slot, at);
                 }
@@ -446,12 +454,7 @@ impl Db {
     /// which has just checked): one hash of the key instead of three. `stamp`: the access stamp the
     /// file gave it (`restored_stamp`), else a fresh one.
     pub fn insert_absent(&mut self, key: &[u8], val: Value, expire_at: i64, stamp: Option<u32>) {
-        let entry = Entry {
-            val,
-            expire_at: NO_EXPIRE,
-            exp_pos: 0,
-            lru: stamp.unwrap_or_else(fresh_stamp),
-        };
+        let entry = Entry::new(val, stamp.unwrap_or_else(fresh_stamp));
         let slot = self.dict.insert_new(key, entry);
         if expire_at != NO_EXPIRE {
             self.set_expire_slot(slot, expire_at);
@@ -478,38 +481,58 @@ impl Db {
 
     pub fn remove(&mut self, key: &[u8]) -> Option<(Value, i64)> {
         let (slot, entry) = self.dict.remove(key)?;
-        if entry.expire_at != NO_EXPIRE {
+        let mut at = NO_EXPIRE;
+        if entry.has_ttl() {
+            at = self.expiring[entry.exp_pos as usize].at;
             self.unlink_expiring(slot, entry.exp_pos);
         }
-        Some((entry.val, entry.expire_at))
+        Some((entry.val, at))
     }
 
     fn unlink_expiring(&mut self, slot: u32, pos: u32) {
-        debug_assert_eq!(self.expiring[pos as usize], slot);
+        debug_assert_eq!(self.expiring[pos as usize].slot, slot);
         self.expiring.swap_remove(pos as usize);
-        if let Some(&moved) = self.expiring.get(pos as usize) {
-            self.dict.value_at_mut(moved).exp_pos = pos;
+        if let Some(moved) = self.expiring.get(pos as usize) {
+            self.dict.value_at_mut(moved.slot).exp_pos = pos;
         }
     }
 
     /// Sets (or with `NO_EXPIRE` clears) the TTL of a live key's slot.
     pub fn set_expire_slot(&mut self, slot: u32, at: i64) {
-        let e = self.dict.value_at_mut(slot);
-        let had = e.expire_at != NO_EXPIRE;
-        let pos = e.exp_pos;
-        e.expire_at = at;
-        match (had, at != NO_EXPIRE) {
+        let pos = self.dict.value_at(slot).exp_pos;
+        match (pos != NO_TTL, at != NO_EXPIRE) {
             (false, true) => {
                 self.dict.value_at_mut(slot).exp_pos = self.expiring.len() as u32;
-                self.expiring.push(slot);
+                self.expiring.push(Expiring { slot, at });
             }
-            (true, false) => self.unlink_expiring(slot, pos),
-            _ => {}
+            (true, true) => self.expiring[pos as usize].at = at,
+            (true, false) => {
+                self.unlink_expiring(slot, pos);
+                self.dict.value_at_mut(slot).exp_pos = NO_TTL;
+            }
+            (false, false) => {}
         }
     }
 
+    /// The absolute expiry of a live key's slot, or `NO_EXPIRE`.
     pub fn expire_of(&self, slot: u32) -> i64 {
-        self.dict.value_at(slot).expire_at
+        self.expire_of_entry(self.dict.value_at(slot))
+    }
+
+    /// The absolute expiry of a key present in the table, or `NO_EXPIRE` (also when absent).
+    pub fn expire_of_key(&self, key: &[u8]) -> i64 {
+        self.dict
+            .find(key)
+            .map_or(NO_EXPIRE, |slot| self.expire_of(slot))
+    }
+
+    /// The absolute expiry of one of this database's entries, or `NO_EXPIRE`.
+    pub fn expire_of_entry(&self, e: &Entry) -> i64 {
+        if e.has_ttl() {
+            self.expiring[e.exp_pos as usize].at
+        } else {
+            NO_EXPIRE
+        }
     }
 
     /// Empties the database and hands over its keys (FLUSHALL ASYNC frees them elsewhere).
@@ -534,7 +557,7 @@ impl Db {
         if self.expiring.is_empty() {
             return None;
         }
-        Some(self.expiring[(rand_u64() % self.expiring.len() as u64) as usize])
+        Some(self.expiring[(rand_u64() % self.expiring.len() as u64) as usize].slot)
     }
 
     pub fn random_key(&mut self) -> Option<Vec<u8>> {
@@ -577,8 +600,7 @@ impl Db {
                     break;
                 }
                 let pos = (rand_u64() % self.expiring.len() as u64) as usize;
-                let slot = self.expiring[pos];
-                let at = self.dict.value_at(slot).expire_at;
+                let Expiring { slot, at } = self.expiring[pos];
                 run.sampled += 1;
                 if at <= now {
                     let key = self.dict.key_at(slot).to_vec();

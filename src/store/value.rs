@@ -14,7 +14,7 @@ pub const EMBSTR_MAX: usize = 44;
 pub enum Value {
     Str(Str),
     List(Box<List>),
-    Hash(Box<Hash>),
+    Hash(Hash),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
     Stream(Box<Stream>),
@@ -23,8 +23,21 @@ pub enum Value {
 #[derive(Clone)]
 pub enum Str {
     Int(i64),
-    Bytes { data: Vec<u8>, raw: bool },
+    /// A short string kept inside the value, with no allocation (where Redis embeds its embstr
+    /// in the object's own allocation): most values are short.
+    Inline {
+        len: u8,
+        buf: [u8; INLINE_MAX],
+    },
+    Bytes {
+        data: Vec<u8>,
+        raw: bool,
+    },
 }
+
+/// The most bytes `Str::Inline` holds: what fits beside its tag and length in the 32 bytes a
+/// `Value` takes anyway.
+pub const INLINE_MAX: usize = 30;
 
 impl Value {
     /// The name TYPE replies and SCAN's TYPE option matches.
@@ -43,6 +56,7 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(Str::Int(_)) => "int",
+            Value::Str(Str::Inline { .. }) => "embstr",
             Value::Str(Str::Bytes { raw: true, .. }) => "raw",
             Value::Str(Str::Bytes { data, .. }) if data.len() > EMBSTR_MAX => "raw",
             Value::Str(Str::Bytes { .. }) => "embstr",
@@ -95,9 +109,33 @@ impl Str {
                 return Str::Int(n);
             }
         }
-        Str::Bytes {
-            data: data.to_vec(),
-            raw: false,
+        Str::plain(data)
+    }
+
+    /// A string kept as written, never integer-encoded (Redis's `createStringObject`): inline
+    /// when short.
+    pub fn plain(data: &[u8]) -> Str {
+        if data.len() <= INLINE_MAX {
+            let mut buf = [0u8; INLINE_MAX];
+            buf[..data.len()].copy_from_slice(data);
+            Str::Inline {
+                len: data.len() as u8,
+                buf,
+            }
+        } else {
+            Str::Bytes {
+                data: data.to_vec(),
+                raw: false,
+            }
+        }
+    }
+
+    /// The bytes of a string that is not integer-encoded.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Str::Int(_) => None,
+            Str::Inline { len, buf } => Some(&buf[..*len as usize]),
+            Str::Bytes { data, .. } => Some(data),
         }
     }
 
@@ -108,6 +146,7 @@ impl Str {
                 let mut buf = [0u8; 20];
                 f(fmt_i64(*n, &mut buf))
             }
+            Str::Inline { len, buf } => f(&buf[..*len as usize]),
             Str::Bytes { data, .. } => f(data),
         }
     }
@@ -122,6 +161,7 @@ impl Str {
                 let mut buf = [0u8; 20];
                 fmt_i64(*n, &mut buf).len()
             }
+            Str::Inline { len, .. } => *len as usize,
             Str::Bytes { data, .. } => data.len(),
         }
     }
@@ -132,10 +172,9 @@ impl Str {
 
     /// The bytes as an owned, in-place-modifiable (`raw`) buffer, converting from int if needed.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if let Str::Int(n) = *self {
-            let mut buf = [0u8; 20];
+        if !matches!(self, Str::Bytes { .. }) {
             *self = Str::Bytes {
-                data: fmt_i64(n, &mut buf).to_vec(),
+                data: self.to_vec(),
                 raw: true,
             };
         }
@@ -144,14 +183,14 @@ impl Str {
                 *raw = true;
                 data
             }
-            Str::Int(_) => unreachable!("converted above"),
+            _ => unreachable!("converted above"),
         }
     }
 
     /// Approximate heap footprint, for INFO memory and MEMORY USAGE.
     pub fn heap_size(&self) -> usize {
         match self {
-            Str::Int(_) => 0,
+            Str::Int(_) | Str::Inline { .. } => 0,
             Str::Bytes { data, .. } => data.capacity(),
         }
     }

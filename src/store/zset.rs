@@ -13,6 +13,7 @@
 //! and becomes `skiplist` for good once it has more than `zset-max-listpack-entries` members or a
 //! member longer than `zset-max-listpack-value` bytes. The representation is the same either way.
 
+use super::compact::CompactBytes;
 use super::Dict;
 use crate::util::rand_u64;
 
@@ -32,10 +33,10 @@ struct Level {
 
 #[derive(Clone)]
 struct Node {
-    member: Box<[u8]>,
+    member: CompactBytes,
     score: f64,
     prev: u32,
-    levels: Vec<Level>,
+    levels: Box<[Level]>,
 }
 
 /// The encoding thresholds (`zset-max-listpack-entries`, `zset-max-listpack-value`).
@@ -194,10 +195,10 @@ impl ZSet {
         ZSet {
             dict: Dict::default(),
             nodes: vec![Node {
-                member: Box::default(),
+                member: CompactBytes::default(),
                 score: 0.0,
                 prev: NIL,
-                levels: vec![Level { next: NIL, span: 0 }; MAX_LEVEL],
+                levels: vec![Level { next: NIL, span: 0 }; MAX_LEVEL].into_boxed_slice(),
             }],
             free: Vec::new(),
             tail: NIL,
@@ -529,7 +530,7 @@ impl ZSet {
 
     /// Redis's `zslInsert`: (score, member) must not be present.
     #[allow(clippy::needless_range_loop)] // levels index several parallel arrays, as in Redis
-    fn sl_insert(&mut self, score: f64, member: Box<[u8]>) {
+    fn sl_insert(&mut self, score: f64, member: CompactBytes) {
         let mut update = [HEAD; MAX_LEVEL];
         let mut rank = [0u32; MAX_LEVEL];
         let mut x = HEAD;
@@ -563,7 +564,7 @@ impl ZSet {
             member,
             score,
             prev: NIL,
-            levels: vec![Level { next: NIL, span: 0 }; level],
+            levels: vec![Level { next: NIL, span: 0 }; level].into_boxed_slice(),
         });
         for i in 0..level {
             let u = update[i] as usize;
@@ -591,7 +592,7 @@ impl ZSet {
 
     /// Redis's `zslDelete`: unlinks (score, member), returning the member's bytes.
     #[allow(clippy::needless_range_loop)] // levels index several parallel arrays, as in Redis
-    fn sl_delete(&mut self, score: f64, member: &[u8]) -> Option<Box<[u8]>> {
+    fn sl_delete(&mut self, score: f64, member: &[u8]) -> Option<CompactBytes> {
         let mut update = [HEAD; MAX_LEVEL];
         let mut x = HEAD;
         for i in (0..self.level).rev() {
@@ -640,7 +641,7 @@ impl ZSet {
         }
         let node = &mut self.nodes[target as usize];
         let member = std::mem::take(&mut node.member);
-        node.levels = Vec::new();
+        node.levels = Box::default();
         self.free.push(target);
         if self.dict.is_empty() {
             // Start over so the arena doesn't keep the high-water mark of a drained set.
