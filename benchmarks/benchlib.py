@@ -690,6 +690,14 @@ def info_memory(conn):
     return fields
 
 
+def cpu_seconds(pid):
+    """User plus system CPU seconds process pid has used so far (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        # The command name (field 2) may hold spaces: the fields after it follow its ")".
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def add_binary_arguments(parser):
     """--goblin-bin and --redis-bin, for a driver that starts both servers itself."""
     parser.add_argument("--goblin-bin", default="target/release/goblin-core",

@@ -73,7 +73,10 @@ before each run, ``--user``/``-a`` for redis-benchmark): the cost of the ACL
 checks beside ``--user default``, which has every permission (the default).
 
 For each (transport, pipeline, test) point it prints one row, ratio first: the
-ratio Goblin/Redis of the ops/s, then Goblin Core's ops/s and Redis's. The
+ratio Goblin/Redis of the ops/s, then Goblin Core's ops/s and Redis's; then the
+CPU each server process spent per request (user and system time, read from
+/proc before and after each redis-benchmark run, over the requests of the run):
+the ratio Goblin/Redis (lower is better) and each server's µs. The
 absolute numbers depend on the machine and on whatever else it is doing; **the
 ratio is what to read**: 1.00× means as fast as Redis, above 1 faster, below 1
 slower. Both servers run on the same machine at the same time, with the same
@@ -372,6 +375,7 @@ def verify(args, server, custom, state):
 
 
 def run_benchmark(args, server, transport, pipeline, test):
+    """{row name: (ops/s, server CPU µs per request)} of one measurement."""
     custom = CUSTOM_TESTS.get(test)
     if custom is None:
         return run_once(args, server, transport, pipeline, test, ["-t", test])
@@ -381,8 +385,8 @@ def run_benchmark(args, server, transport, pipeline, test):
     while custom is not None:  # the workload's runs, one after the other, a row each
         what = (custom.options(args) if custom.options else []) + custom.command
         # One row, named by its command line: name it by the workload.
-        for rps in run_once(args, server, transport, pipeline, custom.name, what).values():
-            rows[custom.label] = rps
+        for measured in run_once(args, server, transport, pipeline, custom.name, what).values():
+            rows[custom.label] = measured
         if custom.verify is not None:
             state = verify(args, server, custom, state)
         custom = custom.then
@@ -404,7 +408,8 @@ def user_options(args, server):
 
 
 def run_once(args, server, transport, pipeline, test, what):
-    """One redis-benchmark run of what (-t test, or a command line): {row name: ops/s}."""
+    """One redis-benchmark run of what (-t test, or a command line): {row name: (ops/s,
+    server CPU µs per request)}, the CPU shared out evenly when the run has several rows."""
     cmd = (
         [args.benchmark_bin]
         + target(server, transport)
@@ -412,6 +417,7 @@ def run_once(args, server, transport, pipeline, test, what):
         + ["-n", str(args.requests), "-c", str(args.clients), "-P", str(pipeline), "--csv"]
         + what
     )
+    cpu_before = benchlib.cpu_seconds(server.proc.pid)
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -428,13 +434,19 @@ def run_once(args, server, transport, pipeline, test, what):
             proc.kill()
             proc.communicate()
     server.check_running()
+    cpu = benchlib.cpu_seconds(server.proc.pid) - cpu_before
     rows = parse_csv(out)
     if proc.returncode != 0 or not rows:
         raise PointError(
             f"redis-benchmark against {server.name} ({transport}, -P {pipeline}, {test}) "
             f"failed (exit {proc.returncode}):\n{out}{err}"
         )
-    return rows
+    per_request_us = cpu * 1e6 / (args.requests * len(rows))
+    return {name: (rps, per_request_us) for name, rps in rows.items()}
+
+
+def fmt_cpu(us):
+    return "-" if us is None else f"{us:.2f}"
 
 
 def fmt_ops(v):
@@ -558,7 +570,8 @@ def main():
             print(f"user:        {BENCH_USER[0]} ({' '.join(BENCH_USER[2][2:])}) on both servers")
         print()
         header = f"{'transport':<9} {'pipeline':>8}  {'test':<32} {'Goblin/Redis':>12} " \
-                 f"{'Goblin ops/s':>14} {'Redis ops/s':>14}"
+                 f"{'Goblin ops/s':>14} {'Redis ops/s':>14}  {'CPU G/R':>8} " \
+                 f"{'Goblin µs':>9} {'Redis µs':>9}"
         print(header)
         print("-" * len(header))
         sys.stdout.flush()
@@ -566,7 +579,9 @@ def main():
         for transport in transports:
             for pipeline in pipelines:
                 for test in tests:
-                    samples = {s.name: {} for s in servers}  # server -> row name -> [ops/s]
+                    # server -> row name -> [ops/s], and the same for CPU µs per request
+                    samples = {s.name: {} for s in servers}
+                    cpu_samples = {s.name: {} for s in servers}
                     failed = set()
                     for rnd in range(args.rounds):
                         order = servers if (point + rnd) % 2 == 0 else servers[::-1]
@@ -579,8 +594,9 @@ def main():
                                 failed.add(s.name)
                                 errors.append(str(e))
                                 continue
-                            for name, rps in rows.items():
+                            for name, (rps, cpu_us) in rows.items():
                                 samples[s.name].setdefault(name, []).append(rps)
+                                cpu_samples[s.name].setdefault(name, []).append(cpu_us)
                     point += 1
                     names = list(samples[goblin.name])
                     names += [n for n in samples[redis.name] if n not in names]
@@ -597,8 +613,14 @@ def main():
                             r is not None and not math.isfinite(r))
                         gs = "failed" if goblin.name in failed else fmt_ops(g)
                         rs = "failed" if redis.name in failed else fmt_ops(r)
+                        gcs = cpu_samples[goblin.name].get(name, [])
+                        rcs = cpu_samples[redis.name].get(name, [])
+                        gc = benchlib.median(gcs) if gcs else None
+                        rc = benchlib.median(rcs) if rcs else None
+                        cpu_ratio = benchlib.fmt_ratio(gc, rc) if gc and rc else "-"
                         print(f"{transport:<9} {pipeline:>8}  {name:<32} {ratio:>12} "
-                              f"{gs:>14} {rs:>14}")
+                              f"{gs:>14} {rs:>14}  {cpu_ratio:>8} {fmt_cpu(gc):>9} "
+                              f"{fmt_cpu(rc):>9}")
                         sys.stdout.flush()
                         results.append({
                             "transport": transport,
@@ -607,6 +629,8 @@ def main():
                             "goblin": finite(g),
                             "redis": finite(r),
                             "ratio": g / r if timed else None,
+                            "cpu_us_per_request": {"goblin": gc, "redis": rc},
+                            "cpu_ratio": gc / rc if gc and rc else None,
                             "failed": sorted(failed),
                             "samples": {"goblin": [finite(v) for v in gss],
                                         "redis": [finite(v) for v in rss]},
