@@ -665,13 +665,21 @@ fn assert_server_rows(stdout: &str, data: &Json, tests: &[&str]) {
                 let rest: Vec<&str> = row[row.find(&needle).unwrap() + needle.len()..]
                     .split_whitespace()
                     .collect();
-                let [ratio, g, r] = rest[..] else {
-                    panic!("not ratio, Goblin ops/s, Redis ops/s: {row:?}")
+                let [ratio, g, r, cpu_ratio, g_cpu, r_cpu] = rest[..] else {
+                    panic!("not ratio, Goblin ops/s, Redis ops/s, CPU ratio, µs, µs: {row:?}")
                 };
                 assert!(ratio.ends_with('×'), "{row:?}");
                 for v in [ratio, g, r] {
                     assert!(number(v).is_some_and(|v| v > 0.0), "{v} in {row:?}");
                 }
+                // A tiny run may take less CPU than one clock tick: 0.00 µs, and no ratio.
+                for v in [g_cpu, r_cpu] {
+                    assert!(number(v).is_some_and(|v| v >= 0.0), "{v} in {row:?}");
+                }
+                assert!(
+                    cpu_ratio == "-" || (cpu_ratio.ends_with('×') && number(cpu_ratio).is_some()),
+                    "{row:?}"
+                );
                 // Its JSON row: the same point, the same numbers.
                 let i = (0..data.len("rows"))
                     .find(|i| {
@@ -683,6 +691,9 @@ fn assert_server_rows(stdout: &str, data: &Json, tests: &[&str]) {
                 assert_rounds(g, data.num(&format!("rows/{i}/goblin")), row);
                 assert_rounds(r, data.num(&format!("rows/{i}/redis")), row);
                 assert_rounds(ratio, data.num(&format!("rows/{i}/ratio")), row);
+                let cpu = |who: &str| data.num(&format!("rows/{i}/cpu_us_per_request/{who}"));
+                assert_rounds(g_cpu, cpu("goblin"), row);
+                assert_rounds(r_cpu, cpu("redis"), row);
                 rows += 1;
             }
         }
@@ -781,6 +792,59 @@ fn stream_memory_benchmark_runs_at_tiny_size() {
         assert_rounds(g, jg, name);
         assert_rounds(r, jr, name);
         assert_rounds(ratio, jg / jr, name);
+    }
+}
+
+/// `keyspace_memory_benchmark.py` loads every shape into both servers and prints, for each, the
+/// net RSS and net used_memory rows, ratio first, then both figures and both per item; the
+/// `--json` file holds the same rows.
+#[test]
+fn keyspace_memory_benchmark_runs_at_tiny_size() {
+    let driver = "keyspace_memory_benchmark.py";
+    let args = [
+        "--keys",
+        "20000",
+        "--members",
+        "20000",
+        "--small-hashes",
+        "2000",
+    ];
+    let JsonRun { stdout, data, .. } = run_with_json(driver, &args, false);
+    data.assert_head("keyspace_memory", "bytes", "Goblin Core: ", Some("Redis: "));
+    assert_eq!(data.num("keys"), 20000.0);
+    let table = &tables(&stdout)[0];
+    assert_eq!(
+        table.header,
+        [
+            "shape",
+            "measure",
+            "Goblin/Redis",
+            "Goblin Core",
+            "Redis",
+            "Goblin/item",
+            "Redis/item"
+        ]
+    );
+    let shapes = ["strings", "hash", "set", "zset", "small-hashes"];
+    assert_eq!(table.rows.len(), shapes.len() * 2, "{stdout}");
+    assert_eq!(data.len("rows"), table.rows.len());
+    for (i, row) in table.rows.iter().enumerate() {
+        let [_, measure, ratio, g, r, _, _] = &row[..] else {
+            panic!("{row:?}")
+        };
+        assert_eq!(data.str(&format!("rows/{i}/shape")), shapes[i / 2]);
+        assert_eq!(data.str(&format!("rows/{i}/measure")), *measure);
+        let (jg, jr) = (
+            data.num(&format!("rows/{i}/goblin")),
+            data.num(&format!("rows/{i}/redis")),
+        );
+        assert_rounds(g, jg, measure);
+        assert_rounds(r, jr, measure);
+        // Allocated bytes always grow with the data; the resident set may not at this size.
+        if measure == "net used_memory" {
+            assert!(jg > 0.0 && jr > 0.0, "{row:?}");
+            assert_rounds(ratio, jg / jr, measure);
+        }
     }
 }
 
