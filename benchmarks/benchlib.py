@@ -644,13 +644,14 @@ class Engine:
         self.evalsha = prefix + "EVALSHA"
 
 
-def load_scripts(conn, script, scripts_dir=SCRIPTS_DIR, only=None, where=""):
+def load_scripts(conn, script, scripts_dir=SCRIPTS_DIR, only=None, where="", rewrite=None):
     """<prefix>SCRIPT LOAD of scripts_dir/<script>.<ext> for every engine the server has.
 
     An engine whose SCRIPT LOAD is an unknown command is reported as not
     available (stderr) and skipped. An engine that is there but has no script
     file, or whose script does not load, stops the run (BenchmarkError).
-    only: engine names to try (None: all). Returns [Engine].
+    only: engine names to try (None: all). rewrite: None, or a function (body, path) -> body
+    applied to each script before it is loaded (a variant of the script). Returns [Engine].
     """
     found = []
     for name, prefix, ext in ENGINES:
@@ -662,6 +663,8 @@ def load_scripts(conn, script, scripts_dir=SCRIPTS_DIR, only=None, where=""):
                 body = f.read()
         except OSError:
             body = None
+        if body is not None and rewrite is not None:
+            body = rewrite(body, path)
         if body is None:  # is the engine there at all?
             conn.send(encode(prefix + "SCRIPT", "EXISTS", "0" * 40))
         else:

@@ -5,6 +5,7 @@ Usage (from the repository root, after ``cargo build --release``)::
 
     python3 benchmarks/leaderboard_rescore_benchmark.py --goblin-bin target/release/goblin-core --members 1000 --k 10
     python3 benchmarks/leaderboard_rescore_benchmark.py --redis-bin redis-server   # + a Redis reference row
+    python3 benchmarks/leaderboard_rescore_benchmark.py --redis-bin redis-server --orders asc,desc  # both orders
     python3 benchmarks/leaderboard_rescore_benchmark.py --port 6379                # a running server
 
 The workload: a leaderboard is a sorted set of ``--members`` members whose
@@ -44,11 +45,25 @@ occur. The driver prints how many members have a weight > 0 in each mode. The
 work per member -- a division against a pow -- and in what EXP leaves out.)
 
 The forms, one table row each: ``<engine> <P.>EVALSHA`` for every scripting
-engine the server has (``benchmarks/scripts/rescore.<ext>``, ``<P.>SCRIPT
-LOAD``-ed once; an engine whose SCRIPT LOAD is an unknown command is "not
-available" on stderr and skipped), ``native GOBLIN.TD_LEADERBOARD_RESCORE key
-now mode param k`` when the server has it, and with ``--redis-bin PATH`` the
-same Lua script on a real redis-server the driver starts, as a reference.
+engine the server has, and ``<engine> <P.>EVALSHA REV`` for its descending
+variant (below) with ``--orders asc,desc``; ``native
+GOBLIN.TD_LEADERBOARD_RESCORE key now mode param k`` when the server has it
+(one row: it walks the set in its own order); and with ``--redis-bin PATH``
+the same Lua script(s) on a real redis-server the driver starts, as a
+reference. An engine whose SCRIPT LOAD is an unknown command is "not
+available" on stderr and skipped.
+
+The reading orders (``--orders``, default ``asc``). ``benchmarks/scripts/
+rescore.<ext>`` reads the board with ``ZRANGE key 0 -1 WITHSCORES`` (asc):
+oldest first, the worst order for a bounded insertion-sorted top-k, since
+every member is more recent than all kept ones, enters the array and shifts
+up to k entries. desc is the same script with ``ZRANGE key 0 -1 REV
+WITHSCORES`` (the driver adds ``REV`` to the script's ZRANGE call and loads
+that as a second script): most recent first, so after the first k members
+almost none enters the array. The per-member work (read, re-weigh, compare)
+is the same in both; what asc adds is the shifting. With desc, the driver
+also prints, per mode, the fastest engine's desc time against Redis's Lua
+desc and the slowest engine's against the fastest's.
 
 Verification, before any timing: a pure-Python implementation of the
 semantics above computes the expected reply for every mode, at ``--k`` and at
@@ -85,6 +100,7 @@ sets) or a server misbehaved, 2 usage, 130 interrupted.
 import argparse
 import os
 import random
+import re
 import sys
 
 import benchlib
@@ -93,6 +109,10 @@ from benchlib import BenchmarkError, ReplyError, encode, encode_reply, note
 NOW = 1700000000
 SEED = 20240607
 MODES = (("LINEAR", 3600), ("EXP", 3600), ("STEP", 14400))
+ORDERS = ("asc", "desc")
+ORDER_SUFFIX = {"asc": "", "desc": " REV"}  # of a row's name
+# The script's ZRANGE call's WITHSCORES, quoted or bare (Tcl): where desc adds REV.
+WITHSCORES = re.compile(r"""(ZRANGE\b[^\n]*?)(['"]?)WITHSCORES\2""")
 # (engine, mode) pairs an engine may not be able to express: an error reply there is "n/a".
 MAY_NOT_SUPPORT = {}
 NATIVE = "GOBLIN.TD_LEADERBOARD_RESCORE"
@@ -141,10 +161,11 @@ def reference(board, mode, param, k):
 class Form:
     """One row: an engine's EVALSHA or the native command, on a target."""
 
-    def __init__(self, name, target, engine=None):
+    def __init__(self, name, target, engine=None, order=None):
         self.name = name
         self.target = target
         self.engine = engine
+        self.order = order  # "asc" or "desc" for a script; None for the native command
         self.samples = {m: [] for m, _ in MODES}
         self.unsupported = {}  # mode -> reason
 
@@ -152,6 +173,29 @@ class Form:
         if self.engine is None:
             return encode(NATIVE, key, NOW, mode, param, k)
         return encode(self.engine.evalsha, self.engine.sha, 1, key, NOW, mode, param, k)
+
+
+def descending(body, path):
+    """The script reading the board in descending score order: REV added to its ZRANGE."""
+    text, found = WITHSCORES.subn(
+        lambda m: m[1] + (f"{m[2]}REV{m[2]}, " if m[2] else "REV ") + f"{m[2]}WITHSCORES{m[2]}",
+        body.decode())
+    if found != 1:
+        raise BenchmarkError(f"{path}: not one ZRANGE ... WITHSCORES call to add REV to")
+    return text.encode()
+
+
+def script_forms(conn, target, scripts_dir, orders, only=None, where="", suffix=""):
+    """A form per engine and order: the rescore script as it is (asc), with REV (desc)."""
+    forms = []
+    for order in orders:
+        rewrite = descending if order == "desc" else None
+        engines = benchlib.load_scripts(conn, "rescore", scripts_dir, only, where, rewrite)
+        forms += [Form(f"{e.name} {e.evalsha}{ORDER_SUFFIX[order]}{suffix}", target, e, order)
+                  for e in engines]
+        only = [e.name for e in engines]  # an engine not available is said once
+    return sorted(forms, key=lambda f: (benchlib.ENGINE_NAMES.index(f.engine.name),
+                                        ORDERS.index(f.order)))
 
 
 def load_board(target, key, board):
@@ -261,7 +305,14 @@ def main():
     parser.add_argument("--calls", type=int, default=500, help="calls per timed run")
     parser.add_argument("--pipeline", type=int, default=50, help="calls in flight")
     parser.add_argument("--seed", type=int, default=SEED, help="the board's random seed")
+    parser.add_argument("--orders", default="asc",
+                        help="the scripts' reading orders, comma-separated: asc (ZRANGE as "
+                        "written), desc (ZRANGE ... REV)")
     args = parser.parse_args()
+    orders = set(args.orders.split(","))
+    if not orders or not orders <= set(ORDERS):
+        parser.error(f"--orders: a comma-separated list of {', '.join(ORDERS)}")
+    args.orders = [o for o in ORDERS if o in orders]
     if min(args.members, args.k, args.rounds, args.calls, args.pipeline) < 1:
         parser.error("--members, --k, --rounds, --calls and --pipeline must be positive")
     benchlib.check_target_arguments(parser, args)
@@ -276,18 +327,17 @@ def main():
             main_target, reference_target = benchlib.open_targets(args, servers)
             describe_board(board, args.k)
             conn = main_target.conn()
-            forms = [Form(f"{e.name} {e.evalsha}", main_target, e) for e in
-                     benchlib.load_scripts(conn, "rescore", args.scripts_dir, args.engines)]
+            forms = script_forms(conn, main_target, args.scripts_dir, args.orders, args.engines)
             if benchlib.has_command(conn, NATIVE, key + ":probe", NOW, "LINEAR", 3600, 1):
                 forms.append(Form(f"native {NATIVE}", main_target))
             else:
                 note(f"native {NATIVE}: not available (unknown command); skipped")
             if reference_target is not None:
-                ref = benchlib.load_scripts(reference_target.conn(), "rescore",
-                                            args.scripts_dir, ["lua"], " on redis-server")
+                ref = script_forms(reference_target.conn(), reference_target, args.scripts_dir,
+                                   args.orders, ["lua"], " on redis-server", " (redis-server)")
                 if not ref:
                     raise BenchmarkError("redis-server did not load the Lua script")
-                forms.append(Form("lua EVALSHA (redis-server)", reference_target, ref[0]))
+                forms += ref
             if not forms:
                 raise BenchmarkError(f"the server has no scripting engine and no {NATIVE}")
             for t in {id(f.target): f.target for f in forms}.values():
@@ -360,6 +410,7 @@ def report(args, main_target, reference_target, forms, transports):
                                 benchlib.ratio_cell(medians[f.name][m], medians[base.name][m])
                                 for m in modes])
     benchlib.print_table(headers, rows)
+    summarize(main_target, forms, medians, modes)
     if args.json:
         benchlib.write_json(args.json, benchlib.json_results(
             "leaderboard_rescore", "us/call", main_target.description(),
@@ -369,12 +420,14 @@ def report(args, main_target, reference_target, forms, transports):
             rounds=args.rounds,
             calls=args.calls,
             pipeline=args.pipeline,
+            orders=args.orders,
             transports=sorted(transports),
             now=NOW,
             params=dict(MODES),
             baseline=base.name,
             rows=[{
                 "form": f.name,
+                "order": f.order,
                 "median": medians[f.name],
                 "ratio": {m: (medians[f.name][m] / medians[base.name][m]
                               if medians[f.name][m] and medians[base.name][m] else None)
@@ -389,6 +442,26 @@ def report(args, main_target, reference_target, forms, transports):
             f"Leaderboard rescore, {args.members} members, top {args.k}: µs/call "
             f"(median of {args.rounds})",
             modes, [(f.name, [medians[f.name][m] for m in modes]) for f in forms], "µs/call")
+
+
+def summarize(main_target, forms, medians, modes):
+    """Per mode, in the descending idiom: the fastest engine against Redis's Lua, the spread."""
+    engines = [f for f in forms if f.order == "desc" and f.target is main_target]
+    redis_lua = next((f for f in forms if f.order == "desc" and f.target is not main_target), None)
+    if not engines:
+        return
+    print()
+    for m in modes:
+        timed = sorted((medians[f.name][m], f.engine.name) for f in engines
+                       if m not in f.unsupported and medians[f.name][m])
+        if not timed:
+            continue
+        (fast, fast_name), (slow, slow_name) = timed[0], timed[-1]
+        against = ""
+        if redis_lua is not None and medians[redis_lua.name][m]:
+            against = f"{fast / medians[redis_lua.name][m]:.2f}× Redis's Lua (desc), "
+        print(f"desc {m}: fastest engine {fast_name} {against}slowest {slow_name} "
+              f"{slow / fast:.2f}× the fastest")
 
 
 if __name__ == "__main__":

@@ -37,18 +37,29 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 
 /// Formats `n` into `buf`, returning the written digits.
 pub fn fmt_i64(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    // Two digits a step from a table: half the divisions of one digit a step.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut i = buf.len();
-    let neg = n < 0;
     let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
     }
-    if neg {
+    if v >= 10 {
+        let pair = v as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + v as u8;
+    }
+    if n < 0 {
         i -= 1;
         buf[i] = b'-';
     }
@@ -103,23 +114,33 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 
 /// C's `%.17g`, as Redis formats doubles (RESP3 doubles, and their bulk-string form in RESP2).
 pub fn fmt_g17(d: f64) -> String {
+    let mut buf = [0u8; G17_LEN];
+    String::from_utf8_lossy(fmt_g17_buf(d, &mut buf)).into_owned()
+}
+
+/// Room for any `%.17g` text (at most 24 bytes).
+pub const G17_LEN: usize = 32;
+
+/// `fmt_g17` into a caller's buffer: no allocation, for the reply path.
+pub fn fmt_g17_buf(d: f64, buf: &mut [u8; G17_LEN]) -> &[u8] {
     if d.is_nan() {
-        return "nan".into();
+        return b"nan";
     }
     if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.into();
+        return if d > 0.0 { b"inf" } else { b"-inf" };
     }
     if d == 0.0 {
-        return if d.is_sign_negative() { "-0" } else { "0" }.into();
+        return if d.is_sign_negative() { b"-0" } else { b"0" };
     }
     // An integral value below 1e17 in magnitude prints as that integer (its exponent is below 17,
     // and trailing zeros are stripped): the common case of scores, without an exact conversion.
     if d.fract() == 0.0 && d.abs() < 1e17 {
-        return (d as i64).to_string();
+        let (digits, _) = buf.split_at_mut(20);
+        let digits: &mut [u8; 20] = digits.try_into().expect("20 bytes");
+        return fmt_i64(d as i64, digits);
     }
     // The C library's own %.17g, as Redis's snprintf: one exact conversion (Rust's exact
     // formatting needed two, through its slow bignum path, and three allocations).
-    let mut buf = [0u8; 48];
     // SAFETY: the format takes exactly one double; snprintf writes at most buf.len() bytes,
     // NUL included, and returns the length it needed (at most 24 for %.17g).
     let n = unsafe {
@@ -130,8 +151,7 @@ pub fn fmt_g17(d: f64) -> String {
             d,
         )
     };
-    let n = (n.max(0) as usize).min(buf.len() - 1);
-    String::from_utf8_lossy(&buf[..n]).into_owned()
+    &buf[..(n.max(0) as usize).min(G17_LEN - 1)]
 }
 
 /// A score as a Redis 7.0 listpack stores it (its `d2string`), which is what ZSCAN returns for a

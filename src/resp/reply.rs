@@ -2,7 +2,7 @@
 //! protocol version, so a handler says "a map of n" or "null" and gets `%n` / `_` under RESP3 and a
 //! doubled `*2n` / `$-1` under RESP2, as Redis's `addReply*` family does.
 
-use crate::util::{fmt_g17, fmt_i64};
+use crate::util::{fmt_g17_buf, fmt_i64, G17_LEN};
 
 #[derive(Default)]
 pub struct Reply {
@@ -168,18 +168,23 @@ impl Reply {
 
     /// A double: `,d` (RESP3) or its `%.17g` text as a bulk string (RESP2).
     pub fn double(&mut self, d: f64) {
-        self.double_text(&fmt_g17(d));
+        let mut buf = [0u8; G17_LEN];
+        self.double_bytes(fmt_g17_buf(d, &mut buf));
     }
 
     /// A double already formatted (GEOPOS's coordinates use Redis's `%.17f`-and-trim form): the
     /// RESP3 double `,text`, a bulk string in RESP2.
     pub fn double_text(&mut self, text: &str) {
+        self.double_bytes(text.as_bytes());
+    }
+
+    fn double_bytes(&mut self, text: &[u8]) {
         if self.resp3 {
             self.buf.push(b',');
-            self.buf.extend_from_slice(text.as_bytes());
+            self.buf.extend_from_slice(text);
             self.buf.extend_from_slice(b"\r\n");
         } else {
-            self.bulk(text.as_bytes());
+            self.bulk(text);
         }
     }
 

@@ -33,64 +33,50 @@ pub enum Aggregate {
 /// Walks one complete reply starting at `buf[0]`; returns the bytes it spanned. The buffer comes
 /// from our own reply builder, so it is well formed.
 pub fn walk(buf: &[u8], b: &mut impl ReplyBuilder) -> usize {
+    if let head @ (b'$' | b'=' | b'*' | b'%' | b'~' | b'>') = buf[0] {
+        return walk_counted(head, buf, b);
+    }
     let line_end = memchr::memchr(b'\r', buf).expect("a RESP line");
     let line = &buf[1..line_end];
-    let after = line_end + 2;
     match buf[0] {
-        b':' => {
-            b.int(parse_i64(line).unwrap_or(0));
-            after
-        }
-        b'+' => {
-            b.status(line);
-            after
-        }
-        b'-' => {
-            b.error(line);
-            after
-        }
-        b'_' => {
-            b.null();
-            after
-        }
-        b',' => {
-            b.double(parse_f64(line).unwrap_or(f64::NAN));
-            after
-        }
-        b'#' => {
-            b.boolean(line == b"t");
-            after
-        }
-        b'(' => {
-            b.big_number(line);
-            after
-        }
+        b':' => b.int(parse_i64(line).unwrap_or(0)),
+        b'+' => b.status(line),
+        b'-' => b.error(line),
+        b'_' => b.null(),
+        b',' => b.double(parse_f64(line).unwrap_or(f64::NAN)),
+        b'#' => b.boolean(line == b"t"),
+        b'(' => b.big_number(line),
+        other => unreachable!("our reply builder never writes {:?}", other as char),
+    }
+    line_end + 2
+}
+
+/// A bulk string or an aggregate: the count on its header line (read here digit by digit, as
+/// there is one per element of a reply such as ZRANGE's), then its body or elements.
+fn walk_counted(head: u8, buf: &[u8], b: &mut impl ReplyBuilder) -> usize {
+    let (n, line_end) = header_count(buf);
+    let after = line_end + 2;
+    if n < 0 {
+        b.null();
+        return after;
+    }
+    let n = n as usize;
+    match head {
         b'$' | b'=' => {
-            let n = parse_i64(line).unwrap_or(-1);
-            if n < 0 {
-                b.null();
-                return after;
-            }
-            let body = &buf[after..after + n as usize];
-            if buf[0] == b'=' && body.len() >= 4 {
+            let body = &buf[after..after + n];
+            if head == b'=' && body.len() >= 4 {
                 b.verbatim(&body[..3], &body[4..]);
             } else {
                 b.bulk(body);
             }
-            after + n as usize + 2
+            after + n + 2
         }
-        head @ (b'*' | b'%' | b'~' | b'>') => {
-            let n = parse_i64(line).unwrap_or(-1);
-            if n < 0 {
-                b.null();
-                return after;
-            }
+        _ => {
             let kind = match head {
                 b'%' => Aggregate::Map,
                 b'~' => Aggregate::Set,
                 _ => Aggregate::Array,
             };
-            let n = n as usize;
             b.begin(kind, n);
             let mut pos = after;
             for i in 0..n {
@@ -103,6 +89,17 @@ pub fn walk(buf: &[u8], b: &mut impl ReplyBuilder) -> usize {
             b.end(kind);
             pos
         }
-        other => unreachable!("our reply builder never writes {:?}", other as char),
     }
+}
+
+/// The count on a header line (`$12`, `*-1`) our reply builder wrote, and where its `\r` is.
+fn header_count(buf: &[u8]) -> (i64, usize) {
+    let negative = buf[1] == b'-';
+    let mut i = 1 + negative as usize;
+    let mut n: i64 = 0;
+    while buf[i] != b'\r' {
+        n = n * 10 + (buf[i] - b'0') as i64;
+        i += 1;
+    }
+    (if negative { -n } else { n }, i)
 }
