@@ -5,7 +5,7 @@ Usage (from the repository root, after ``cargo build --release``)::
 
     python3 benchmarks/leaderboard_rescore_benchmark.py --goblin-bin target/release/goblin-core --members 1000 --k 10
     python3 benchmarks/leaderboard_rescore_benchmark.py --redis-bin redis-server   # + a Redis reference row
-    python3 benchmarks/leaderboard_rescore_benchmark.py --redis-bin redis-server --orders asc,desc  # both orders
+    python3 benchmarks/leaderboard_rescore_benchmark.py --redis-bin redis-server --orders desc  # one order
     python3 benchmarks/leaderboard_rescore_benchmark.py --port 6379                # a running server
 
 The workload: a leaderboard is a sorted set of ``--members`` members whose
@@ -46,14 +46,14 @@ work per member -- a division against a pow -- and in what EXP leaves out.)
 
 The forms, one table row each: ``<engine> <P.>EVALSHA`` for every scripting
 engine the server has, and ``<engine> <P.>EVALSHA REV`` for its descending
-variant (below) with ``--orders asc,desc``; ``native
+variant (below); ``native
 GOBLIN.TD_LEADERBOARD_RESCORE key now mode param k`` when the server has it
 (one row: it walks the set in its own order); and with ``--redis-bin PATH``
 the same Lua script(s) on a real redis-server the driver starts, as a
 reference. An engine whose SCRIPT LOAD is an unknown command is "not
 available" on stderr and skipped.
 
-The reading orders (``--orders``, default ``asc``). ``benchmarks/scripts/
+The reading orders (``--orders``, default both, ``asc,desc``). ``benchmarks/scripts/
 rescore.<ext>`` reads the board with ``ZRANGE key 0 -1 WITHSCORES`` (asc):
 oldest first, the worst order for a bounded insertion-sorted top-k, since
 every member is more recent than all kept ones, enters the array and shifts
@@ -305,7 +305,7 @@ def main():
     parser.add_argument("--calls", type=int, default=500, help="calls per timed run")
     parser.add_argument("--pipeline", type=int, default=50, help="calls in flight")
     parser.add_argument("--seed", type=int, default=SEED, help="the board's random seed")
-    parser.add_argument("--orders", default="asc",
+    parser.add_argument("--orders", default="asc,desc",
                         help="the scripts' reading orders, comma-separated: asc (ZRANGE as "
                         "written), desc (ZRANGE ... REV)")
     args = parser.parse_args()

@@ -465,11 +465,17 @@ fn leaderboard_rescore_benchmark_driver_runs_at_tiny_size() {
             .contains("over the Unix socket,"),
         "the header names the transport:\n{stdout}"
     );
-    let mut want: Vec<&str> = ENGINE_ROWS.to_vec();
-    want.push("native GOBLIN.TD_LEADERBOARD_RESCORE");
+    // Both reading orders by default: each script as written, then with ZRANGE ... REV.
+    let mut want: Vec<String> = ENGINE_ROWS
+        .iter()
+        .flat_map(|e| [e.to_string(), format!("{e} REV")])
+        .collect();
+    want.push("native GOBLIN.TD_LEADERBOARD_RESCORE".into());
     if reference {
-        want.push(REFERENCE_ROW);
+        want.push(REFERENCE_ROW.into());
+        want.push("lua EVALSHA REV (redis-server)".into());
     }
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
     data.assert_head(
         "leaderboard_rescore",
         "us/call",
@@ -505,7 +511,11 @@ fn leaderboard_rescore_benchmark_names_tcp_on_a_tcp_only_server() {
     let table = &tables(&stdout)[0];
     assert_eq!(
         table.names(),
-        ["lua EVALSHA", "native GOBLIN.TD_LEADERBOARD_RESCORE"]
+        [
+            "lua EVALSHA",
+            "lua EVALSHA REV",
+            "native GOBLIN.TD_LEADERBOARD_RESCORE"
+        ]
     );
     assert_eq!(
         server.raw().cmd_str("DBSIZE"),
