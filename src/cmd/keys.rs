@@ -271,12 +271,11 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err("ERR source and destination objects are the same".into());
     }
     let db = ctx.db();
-    let Some(e) = db.lookup(src) else {
+    let Some(slot) = db.lookup_read_slot(src, !clock::no_touch()) else {
         ctx.out.int(0);
         return Ok(());
     };
-    let val = e.val.clone();
-    let expire = db.expire_of_key(src);
+    let (val, expire) = (db.dict.value_at(slot).val.clone(), db.expire_of(slot));
     let tdb = &mut ctx.srv.dbs[target];
     if tdb.exists(dst) {
         if !replace {
@@ -428,11 +427,11 @@ fn ttl(ctx: &mut Ctx, args: Args) -> CmdResult {
     let ms = name.starts_with(b"p");
     let absolute = name.ends_with(b"time");
     let db = ctx.db();
-    if db.lookup_no_touch(&args[1]).is_none() {
+    let Some(slot) = db.lookup_read_slot(&args[1], false) else {
         ctx.out.int(-2);
         return Ok(());
-    }
-    let at = db.expire_of_key(&args[1]);
+    };
+    let at = db.expire_of(slot);
     if at == NO_EXPIRE {
         ctx.out.int(-1);
         return Ok(());

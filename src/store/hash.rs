@@ -84,24 +84,16 @@ impl Packed {
         (&self.buf[at..at + len], at + len)
     }
 
-    fn encode(out: &mut Vec<u8>, bytes: &[u8]) {
-        let mut len = bytes.len();
+    /// An element's length prefix (LEB128) and how many of its bytes are used.
+    fn length_prefix(len: usize) -> ([u8; 10], usize) {
+        let (mut out, mut n, mut len) = ([0u8; 10], 0, len);
         while len >= 0x80 {
-            out.push(len as u8 | 0x80);
-            len >>= 7;
-        }
-        out.push(len as u8);
-        out.extend_from_slice(bytes);
-    }
-
-    fn encoded_len(bytes: &[u8]) -> usize {
-        let mut n = 1;
-        let mut len = bytes.len();
-        while len >= 0x80 {
+            out[n] = len as u8 | 0x80;
             n += 1;
             len >>= 7;
         }
-        n + bytes.len()
+        out[n] = len as u8;
+        (out, n + 1)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Pair<'_>> {
@@ -146,13 +138,25 @@ impl Packed {
         self.find(field).map(|at| self.element(at.value).0)
     }
 
-    /// Replaces `range` of the buffer with `with`, growing it to exactly the new size.
-    fn splice(&mut self, range: std::ops::Range<usize>, with: &[u8]) {
-        let new_len = self.buf.len() - range.len() + with.len();
+    /// Replaces `range` of the buffer with the elements `with` (each written with its length
+    /// prefix), growing the buffer to exactly the new size.
+    fn splice<const N: usize>(&mut self, range: std::ops::Range<usize>, with: [&[u8]; N]) {
+        let prefixes = with.map(|e| Self::length_prefix(e.len()));
+        let added: usize = prefixes
+            .iter()
+            .zip(&with)
+            .map(|((_, n), e)| n + e.len())
+            .sum();
+        let new_len = self.buf.len() - range.len() + added;
         if new_len > self.buf.capacity() {
             self.buf.reserve_exact(new_len - self.buf.len());
         }
-        self.buf.splice(range, with.iter().copied());
+        let bytes = prefixes
+            .iter()
+            .zip(&with)
+            .flat_map(|((p, n), e)| p[..*n].iter().chain(e.iter()))
+            .copied();
+        self.buf.splice(range, bytes);
         if self.buf.capacity() > self.buf.len() + 64 {
             self.buf.shrink_to_fit();
         }
@@ -160,18 +164,14 @@ impl Packed {
 
     /// Sets `field` to `value`; true if the field is new (appended).
     fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
-        let mut encoded = Vec::with_capacity(Self::encoded_len(field) + Self::encoded_len(value));
         match self.find(field) {
             Some(at) => {
-                Self::encode(&mut encoded, value);
-                self.splice(at.value..at.end, &encoded);
+                self.splice(at.value..at.end, [value]);
                 false
             }
             None => {
-                Self::encode(&mut encoded, field);
-                Self::encode(&mut encoded, value);
                 let end = self.buf.len();
-                self.splice(end..end, &encoded);
+                self.splice(end..end, [field, value]);
                 true
             }
         }
@@ -180,7 +180,7 @@ impl Packed {
     fn remove(&mut self, field: &[u8]) -> bool {
         match self.find(field) {
             Some(at) => {
-                self.splice(at.start..at.end, &[]);
+                self.splice(at.start..at.end, []);
                 true
             }
             None => false,
@@ -381,5 +381,39 @@ pub fn scan_slots(
         0
     } else {
         slot as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_pairs_keep_order_across_replace_and_remove() {
+        let mut p = Packed::default();
+        // Lengths on both sides of the one-byte length prefix (127, 128) and well past it.
+        let long = |n: usize| vec![b'x'; n];
+        assert!(p.set(b"a", b"1"));
+        assert!(p.set(b"b", &long(127)));
+        assert!(p.set(b"c", &long(300)));
+        assert!(!p.set(b"b", &long(128)));
+        assert!(!p.set(b"a", b""));
+        assert_eq!(p.len(), 3);
+        let pairs: Vec<(Vec<u8>, usize)> = p.iter().map(|(f, v)| (f.to_vec(), v.len())).collect();
+        assert_eq!(
+            pairs,
+            [
+                (b"a".to_vec(), 0),
+                (b"b".to_vec(), 128),
+                (b"c".to_vec(), 300)
+            ]
+        );
+        assert!(p.remove(b"b"));
+        assert!(!p.remove(b"b"));
+        assert_eq!(p.get(b"c").map(<[u8]>::len), Some(300));
+        assert_eq!(p.get(b"b"), None);
+        assert!(p.remove(b"a") && p.remove(b"c"));
+        assert!(p.is_empty());
+        assert_eq!(p.heap_size(), 0);
     }
 }

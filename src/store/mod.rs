@@ -379,14 +379,21 @@ impl Db {
     }
 
     fn lookup_read(&mut self, key: &[u8], touch: bool) -> Option<&mut Entry> {
+        let slot = self.lookup_read_slot(key, touch)?;
+        Some(self.dict.value_at_mut(slot))
+    }
+
+    /// `lookup` (`touch`) or `lookup_no_touch` giving the key's slot, for callers that also want
+    /// its expiry (`expire_of`) without looking it up again.
+    pub fn lookup_read_slot(&mut self, key: &[u8], touch: bool) -> Option<u32> {
         match self.find_live(key) {
             Some(slot) => {
                 self.stats.hits += 1;
-                let e = self.dict.value_at_mut(slot);
                 if touch {
+                    let e = self.dict.value_at_mut(slot);
                     e.lru = touched(e.lru);
                 }
-                Some(e)
+                Some(slot)
             }
             None => {
                 self.stats.misses += 1;
@@ -517,13 +524,6 @@ impl Db {
     /// The absolute expiry of a live key's slot, or `NO_EXPIRE`.
     pub fn expire_of(&self, slot: u32) -> i64 {
         self.expire_of_entry(self.dict.value_at(slot))
-    }
-
-    /// The absolute expiry of a key present in the table, or `NO_EXPIRE` (also when absent).
-    pub fn expire_of_key(&self, key: &[u8]) -> i64 {
-        self.dict
-            .find(key)
-            .map_or(NO_EXPIRE, |slot| self.expire_of(slot))
     }
 
     /// The absolute expiry of one of this database's entries, or `NO_EXPIRE`.
