@@ -499,7 +499,7 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("total_error_replies:{}", s.total_error_replies);
             f!("evicted_scripts:{}", Scripting::of(srv).evicted_scripts());
             // Redis 7.2's, which monitoring tools read where present.
-            let denied = |d: Denied| s.acl_denied[d as usize];
+            let denied = |d: Denied| srv.acl.denied[d as usize];
             f!("acl_access_denied_auth:{}", denied(Denied::Auth));
             f!("acl_access_denied_cmd:{}", denied(Denied::Command));
             f!("acl_access_denied_key:{}", denied(Denied::Key));

@@ -815,6 +815,9 @@ pub struct Acl {
     slots: Vec<Option<User>>,
     by_name: BTreeMap<Vec<u8>, usize>,
     pub log: VecDeque<LogEntry>,
+    /// Refusals by reason, indexed by `Denied` (INFO's `acl_access_denied_*`, Redis 7.2's). Kept
+    /// here, not in the stats, because Redis's CONFIG RESETSTAT leaves them alone.
+    pub denied: [u64; 4],
 }
 
 /// The default user's slot.
@@ -833,6 +836,7 @@ impl Acl {
             slots: vec![Some(u)],
             by_name,
             log: VecDeque::new(),
+            denied: [0; 4],
         }
     }
 

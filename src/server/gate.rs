@@ -499,7 +499,7 @@ pub fn log_denied(
     object: Vec<u8>,
     username: Option<&[u8]>,
 ) {
-    ctx.srv.stats.acl_denied[reason as usize] += 1;
+    ctx.srv.acl.denied[reason as usize] += 1;
     let c = &ctx.clients[ctx.id];
     let username = username.map_or_else(|| c.user_name.to_vec(), <[u8]>::to_vec);
     let resp = if ctx.out.resp3 { 3 } else { 2 };

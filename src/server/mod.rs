@@ -139,8 +139,6 @@ pub enum Shutdown {
 
 #[derive(Default)]
 pub struct Stats {
-    /// Refusals by ACL, indexed by `acl::Denied` (INFO's `acl_access_denied_*`, Redis 7.2's).
-    pub acl_denied: [u64; 4],
     pub total_connections_received: u64,
     pub total_commands_processed: u64,
     pub rejected_connections: u64,
