@@ -72,19 +72,25 @@ class Counted:
             os.remove(path)
         self.control("-z")
 
-    def dump_total(self):
-        """Instructions since the last zero (the total of the one dump written now)."""
+    def dump_total(self, keep_as=None):
+        """Instructions since the last zero (the total of the one dump written now).
+
+        keep_as: a path to move the dump to, for ``callgrind_annotate`` (per-function counts).
+        """
         self.control("-d")
         dumps = [p for p in glob.glob(self.pattern + "*") if p != self.pattern]
         if len(dumps) != 1:
             raise BenchmarkError(f"expected one callgrind dump, found {dumps}")
         with open(dumps[0]) as f:
-            for line in f:
-                m = re.match(r"(?:summary|totals): (\d+)", line)
-                if m:
-                    os.remove(dumps[0])
-                    return int(m.group(1))
-        raise BenchmarkError(f"no total in {dumps[0]}")
+            total = next((int(m.group(1)) for m in
+                          (re.match(r"(?:summary|totals): (\d+)", line) for line in f) if m), None)
+        if total is None:
+            raise BenchmarkError(f"no total in {dumps[0]}")
+        if keep_as is None:
+            os.remove(dumps[0])
+        else:
+            shutil.move(dumps[0], keep_as)
+        return total
 
 
 def start(servers, name, binary):
@@ -98,11 +104,12 @@ def start(servers, name, binary):
     return target
 
 
-def counted_run(form, keys, pipeline, deletes=True):
+def counted_run(form, keys, pipeline, deletes=True, keep_as=None):
     """Instructions per op of one run of --ops fresh keys, pipelined over the Unix socket.
 
     deletes: the form deletes each key (compare-and-delete), so the keys are preloaded and
     must all be gone after the run; a noop form gets keys it never reads, and none exist.
+    keep_as: where to keep the run's callgrind dump.
     """
     target = form.target
     conn = target.conn()
@@ -111,7 +118,7 @@ def counted_run(form, keys, pipeline, deletes=True):
     reqs, exps = form.plan("pipe", keys.keys, keys.tokens, pipeline)
     target.counted.zero()
     conn.batches(reqs, exps)
-    total = target.counted.dump_total()
+    total = target.counted.dump_total(keep_as)
     left = keys.left(conn)
     if left:
         raise BenchmarkError(f"{form.name}: {left} keys left after the run")
@@ -135,6 +142,9 @@ def main():
     parser.add_argument("--ops", type=int, default=5000, help="operations (fresh keys) per run")
     parser.add_argument("--pipeline", type=int, default=256, help="requests in flight")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--keep-dumps", metavar="DIR",
+                        help="keep each form's counted callgrind dump in DIR (for "
+                             "callgrind_annotate --inclusive=yes)")
     args = parser.parse_args()
     if args.ops < 1 or args.pipeline < 1:
         parser.error("--ops and --pipeline must be positive")
@@ -180,7 +190,12 @@ def main():
         for form in forms + floors:
             deletes = form not in floors
             counted_run(form, keys, args.pipeline, deletes)  # warm-up, not counted
-            counts[form.name] = counted_run(form, keys, args.pipeline, deletes)
+            keep_as = None
+            if args.keep_dumps:
+                os.makedirs(args.keep_dumps, exist_ok=True)
+                keep_as = os.path.join(args.keep_dumps,
+                                       re.sub(r"[^A-Za-z0-9.]+", "-", form.name) + ".callgrind")
+            counts[form.name] = counted_run(form, keys, args.pipeline, deletes, keep_as)
             note(f"{form.name}: {counts[form.name]:.0f} instructions/op")
         report(args, main_target, reference, forms, floors, counts)
         return 0
