@@ -25,6 +25,7 @@
 
 pub mod cache;
 pub mod function;
+pub mod heap;
 pub mod lua;
 pub mod luau;
 pub mod quickjs;
@@ -73,7 +74,8 @@ impl EngineId {
 
     /// The engine a scripting command belongs to, from its name: `EVAL` is Lua, `LUAU.EVAL` Luau.
     pub fn of_command(name: &[u8]) -> EngineId {
-        let Some(dot) = memchr::memchr(b'.', name) else {
+        // A plain scan: names are a few bytes, shorter than memchr's set-up.
+        let Some(dot) = name.iter().position(|&b| b == b'.') else {
             return EngineId::Lua;
         };
         let prefix = &name[..dot];

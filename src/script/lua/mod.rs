@@ -44,6 +44,7 @@ use std::ptr;
 use self::ffi::*;
 use self::shared::push_array;
 use super::cache::{ScriptCache, Sha};
+use super::heap::SizedHeap;
 use super::{Engine, EngineId, Run, Sink, Stop};
 use crate::resp::parser::Args;
 
@@ -69,7 +70,9 @@ unsafe fn current<'a>() -> Option<&'a mut Run<'a, 'a>> {
 /// memory error there would `longjmp` over Rust: the C trampoline counts host calls in
 /// `goblin_lua51_in_host`); the limit then applies to the next allocation.
 struct Mem {
+    /// Bytes of the VM's live blocks, as Lua counts them.
     used: usize,
+    heap: SizedHeap,
     limit: usize,
     /// Set when an allocation was refused, so the error reply can say why.
     refused: bool,
@@ -87,7 +90,7 @@ unsafe extern "C" fn alloc(
 ) -> *mut c_void {
     let mem = &mut *(ud as *mut Mem);
     if nsize == 0 {
-        libc::free(p);
+        mem.heap.realloc(p, osize, 0);
         mem.used -= osize;
         return ptr::null_mut();
     }
@@ -96,7 +99,7 @@ unsafe extern "C" fn alloc(
         mem.refused = true;
         return ptr::null_mut();
     }
-    let q = libc::realloc(p, nsize);
+    let q = mem.heap.realloc(p, osize, nsize);
     if !q.is_null() {
         mem.used = mem.used - osize + nsize;
     }
@@ -192,6 +195,7 @@ impl Lua {
     pub fn new(config: &crate::config::Config) -> Lua {
         let mut mem = Box::new(Mem {
             used: 0,
+            heap: SizedHeap::default(),
             limit: config.lua_memory_limit as usize,
             refused: false,
         });

@@ -51,7 +51,6 @@ mod api;
 mod convert;
 mod ffi;
 mod functions;
-mod heap;
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -59,9 +58,9 @@ use std::ptr;
 use std::time::Instant;
 
 use self::ffi::*;
-use self::heap::Heap;
 use super::cache::{ScriptCache, Sha};
 use super::function::{LibId, Registered};
+use super::heap::Heap;
 use super::{Engine, EngineId, Run, Sink, Stop, KILLED_ERROR};
 use crate::resp::parser::Args;
 
