@@ -331,7 +331,7 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, ro: bool) -> CmdResult {
     engine.call_function(&mut run, found.lib, found.index, keys, argv);
     drop(run);
     Scripting::of_mut(ctx.srv).put(engine);
-    ctx.srv.script_running = Running::default();
+    ctx.srv.script_running.end();
     Ok(())
 }
 

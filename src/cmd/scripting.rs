@@ -63,16 +63,11 @@ fn run_script(
         return Err(NOSCRIPT_ERROR.into());
     };
     crate::script::check_declared(ctx.srv, flags, ro)?;
-    ctx.srv.script_running = crate::script::Running {
-        active: true,
-        client: ctx.id,
-        engine: Some(engine.id().title()),
-        ..Default::default()
-    };
+    ctx.srv.script_running.begin(ctx.id, engine.id().title());
     let mut run = Run::new(ctx, sha, flags, ro);
     engine.run(&mut run, &sha, keys, argv);
     drop(run);
-    ctx.srv.script_running = Default::default();
+    ctx.srv.script_running.end();
     Ok(())
 }
 

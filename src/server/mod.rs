@@ -79,7 +79,7 @@ pub struct State {
     /// The script running now, if one is.
     pub script_running: script_host::Running,
     /// `script_host::Run`'s buffers, kept between runs.
-    pub script_scratch: script_host::Scratch,
+    pub script_scratch: Option<Box<script_host::Scratch>>,
     /// Channel, pattern and shard channel subscribers, and the clients messages went to.
     pub pubsub: pubsub::PubSub,
     /// Snapshot state: last save, the BGSAVE child.

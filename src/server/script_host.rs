@@ -121,6 +121,31 @@ pub struct Running {
 }
 
 impl Running {
+    /// A script of `engine` starts for client `client` (EVAL's forms; FCALL also sets `function`,
+    /// `command` and `since`).
+    pub fn begin(&mut self, client: usize, engine: &'static str) {
+        self.active = true;
+        self.client = client;
+        self.engine = Some(engine);
+    }
+
+    /// The script ended: nothing runs. Field by field, so a script's run drops nothing it did not
+    /// set (building a new `Running` and dropping the old costs every EVALSHA ~150 instructions).
+    pub fn end(&mut self) {
+        self.active = false;
+        self.busy = false;
+        self.kill_requested = false;
+        self.wrote = false;
+        self.engine = None;
+        if self.function.is_some() {
+            self.function = None;
+        }
+        if !self.command.is_empty() {
+            self.command = Vec::new();
+        }
+        self.since = None;
+    }
+
     /// What other clients get while this runs past `busy-reply-threshold`.
     pub fn busy_error(&self) -> &'static str {
         if self.function.is_some() {
@@ -185,8 +210,8 @@ pub struct Run<'r, 'c> {
     pub resp: u8,
     /// `clock::ticks()` when the script's command began (no clock read of its own).
     started: u64,
-    /// Buffers for `call`, borrowed from `Scripting` for the run so no call allocates.
-    scratch: Scratch,
+    /// Buffers for `call`, borrowed from the server for the run so no call allocates.
+    scratch: Option<Box<Scratch>>,
     /// The caller's `deny_blocking` before the run (set already inside EXEC).
     deny_before: bool,
     /// The caller's database: a SELECT in the script lasts until the script ends (inside EXEC, the
@@ -204,7 +229,8 @@ pub struct Scratch {
 
 impl<'r, 'c> Run<'r, 'c> {
     pub fn new(ctx: &'r mut Ctx<'c>, sha: Sha, flags: Flags, ro_command: bool) -> Self {
-        let scratch = std::mem::take(&mut ctx.srv.script_scratch);
+        // Boxed, so lending it costs a pointer's move (a script within a script does not exist).
+        let scratch = Some(ctx.srv.script_scratch.take().unwrap_or_default());
         // A script never blocks: BLPOP and friends answer at once, as if timed out.
         let deny_before = std::mem::replace(&mut ctx.clients[ctx.id].deny_blocking, true);
         let db_before = ctx.db;
@@ -261,7 +287,7 @@ impl<'r, 'c> Run<'r, 'c> {
     /// Runs a command for the script, through the command table with the script rules, and returns
     /// its reply bytes (in the protocol `self.resp`). `args` yields the command and its arguments.
     pub fn call<'a>(&mut self, args: impl Iterator<Item = &'a [u8]>) -> &[u8] {
-        let s = &mut self.scratch;
+        let s = self.scratch.as_deref_mut().expect("lent for the run");
         s.arg_buf.clear();
         s.spans.clear();
         for a in args {
@@ -325,20 +351,14 @@ impl<'r, 'c> Run<'r, 'c> {
 
 impl Drop for Run<'_, '_> {
     fn drop(&mut self) {
-        // The buffers go back for the next run (shrunk if one call made them huge: a big reply,
+        // The buffers go back for the next run (dropped if one call made them huge: a big reply,
         // or big arguments).
-        let mut scratch = std::mem::take(&mut self.scratch);
-        if scratch.reply.buf.capacity() > 1 << 20
-            || scratch.arg_buf.capacity() > 1 << 20
-            || scratch.spans.capacity() > 1 << 16
-        {
-            scratch = Scratch::default();
-        }
-        // What is there now is the empty set `new` left (no script runs inside a script): it is
-        // swapped out and forgotten rather than dropped, a cost on every call otherwise.
-        let left = std::mem::replace(&mut self.ctx.srv.script_scratch, scratch);
-        debug_assert!(left.reply.buf.capacity() == 0 && left.arg_buf.capacity() == 0);
-        std::mem::forget(left);
+        let scratch = self.scratch.take().filter(|s| {
+            s.reply.buf.capacity() <= 1 << 20
+                && s.arg_buf.capacity() <= 1 << 20
+                && s.spans.capacity() <= 1 << 16
+        });
+        self.ctx.srv.script_scratch = scratch;
         self.ctx.clients[self.ctx.id].deny_blocking = self.deny_before;
         self.ctx.db = self.db_before;
     }
