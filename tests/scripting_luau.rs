@@ -626,3 +626,41 @@ fn lua_and_luau_side_by_side() {
     assert!(common::info_field(&mut c, "used_memory_vm_lua").unwrap() > 0);
     assert!(common::info_field(&mut c, "used_memory_vm_luau").unwrap() > 0);
 }
+
+/// KEYS and ARGV are kept tables refilled for each script run: nothing a run did to them (new
+/// entries, removed ones, a metatable, a freeze) reaches the next run; a function library, which
+/// may keep what it is given in an upvalue, gets new tables every call.
+#[test]
+fn keys_and_argv_start_afresh_each_run() {
+    let g = goblin(&[]);
+    let mut c = g.raw();
+    let show_all = "local t = {} for i, k in ipairs(KEYS) do t[#t+1] = k end \
+                    for i, a in ipairs(ARGV) do t[#t+1] = a end \
+                    t[#t+1] = tostring(KEYS.extra) t[#t+1] = tostring(getmetatable(ARGV)) \
+                    t[#t+1] = tostring(table.isfrozen(KEYS)) return t";
+    let first = "KEYS[5] = 'x' KEYS.extra = 'y' table.insert(ARGV, 'z') \
+                 setmetatable(ARGV, {}) table.freeze(KEYS) return 1";
+    assert_eq!(
+        eval(&mut c, first, &["a", "b"], &["1", "2", "3"]),
+        ":1\\r\\n"
+    );
+    assert_eq!(
+        eval(&mut c, show_all, &["k"], &["v"]),
+        "*5\\r\\n$1\\r\\nk\\r\\n$1\\r\\nv\\r\\n$3\\r\\nnil\\r\\n$3\\r\\nnil\\r\\n$5\\r\\nfalse\\r\\n"
+    );
+    let shrink = "table.remove(KEYS, 1) ARGV[1] = nil KEYS[3] = 'q' return #KEYS";
+    assert_eq!(eval(&mut c, shrink, &["a", "b"], &["1"]), ":1\\r\\n");
+    assert_eq!(
+        eval(&mut c, show_all, &[], &["only"]),
+        "*4\\r\\n$4\\r\\nonly\\r\\n$3\\r\\nnil\\r\\n$3\\r\\nnil\\r\\n$5\\r\\nfalse\\r\\n"
+    );
+    // A function that keeps its first call's keys sees them unchanged at the second.
+    let lib = "#!luau name=keeper\nlocal first\nredis.register_function('keep', function(keys) \
+               if not first then first = keys end return first[1] end)";
+    assert_eq!(
+        show(&c.cmd(&[b"FUNCTION", b"LOAD", lib.as_bytes()])),
+        "$6\\r\\nkeeper\\r\\n"
+    );
+    assert_eq!(show(&c.cmd_str("FCALL keep 1 one")), "$3\\r\\none\\r\\n");
+    assert_eq!(show(&c.cmd_str("FCALL keep 1 two")), "$3\\r\\none\\r\\n");
+}

@@ -17,7 +17,8 @@
 //! lookups when a chunk is loaded, so globals set per call would be read stale.
 //!
 //! `run` makes one protected call of the `entry` trampoline (a C function kept in the registry, so
-//! no closure is made per call), which builds KEYS and ARGV, calls the chunk in a nested protected
+//! no closure is made per call), which fills KEYS and ARGV (two kept tables refilled for a script,
+//! new ones for a function: `push_kept_array`), calls the chunk in a nested protected
 //! call and writes its result or its error through the `Sink`. Everything that can allocate in the
 //! VM (and so fail at the memory limit) happens inside the outer protected call; if it fails the
 //! partial reply is discarded. Host functions (`api.rs`) and the interrupt find the `Run` through
@@ -92,6 +93,9 @@ pub struct Luau {
     cache: ScriptCache<c_int>,
     /// Registry reference of the `entry` trampoline.
     entry: c_int,
+    /// Registry references of the KEYS and ARGV tables scripts (not functions) get, refilled for
+    /// each run (see `push_kept_array`).
+    kept: [c_int; 2],
     /// The memory limit in force (re-read from the config at each run).
     limit: usize,
     /// The registered callbacks of each function library (`functions.rs`).
@@ -148,6 +152,7 @@ impl Luau {
             mlua::Lua::new_with(libs, mlua::LuaOptions::default()).expect("the Luau VM starts");
         let mut l = ptr::null_mut();
         let mut entry = 0;
+        let mut kept = [0; 2];
         // SAFETY: set-up runs protected by `exec_raw`, on the main state, with a balanced stack.
         unsafe {
             lua.exec_raw::<()>((), |state| {
@@ -156,6 +161,11 @@ impl Luau {
                 ffi::lua_pushcclosurek(state, entry_trampoline, c"entry".as_ptr(), 0, None);
                 entry = ffi::lua_ref(state, -1);
                 ffi::lua_settop(state, -2);
+                for slot in &mut kept {
+                    ffi::lua_createtable(state, 0, 0);
+                    *slot = ffi::lua_ref(state, -1);
+                    ffi::lua_settop(state, -2);
+                }
                 sandbox(state);
             })
             .expect("the Luau VM is set up");
@@ -170,6 +180,7 @@ impl Luau {
             l,
             cache: ScriptCache::default(),
             entry,
+            kept,
             limit,
             libs: Default::default(),
         }
@@ -239,6 +250,9 @@ struct Frame<'f> {
     keys: Args<'f>,
     argv: Args<'f>,
     func: c_int,
+    /// The kept KEYS and ARGV tables, for a script; `None` for a function, whose library may keep
+    /// what it is given in an upvalue from one call to the next.
+    kept: Option<[c_int; 2]>,
 }
 
 /// The protected body of a call: KEYS and ARGV, the chunk (in a nested protected call), and its
@@ -247,8 +261,16 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
     unsafe {
         let frame = &mut *(ffi::lua_touserdata(l, 1) as *mut Frame);
         ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, frame.func);
-        push_array::<Api>(l, frame.keys);
-        push_array::<Api>(l, frame.argv);
+        match frame.kept {
+            Some([keys, argv]) => {
+                push_kept_array(l, keys, frame.keys);
+                push_kept_array(l, argv, frame.argv);
+            }
+            None => {
+                push_array::<Api>(l, frame.keys);
+                push_array::<Api>(l, frame.argv);
+            }
+        }
         let st = ffi::lua_pcall(l, 2, 1, 0);
         KILLED.with(|k| k.set(false));
         // The chunk has returned: no host function holds the `Run` any more.
@@ -267,6 +289,32 @@ unsafe extern "C-unwind" fn entry_trampoline(l: *mut lua_State) -> c_int {
             _ => error_reply(l, &mut sink, name, chunk),
         }
         0
+    }
+}
+
+/// Pushes the table behind registry reference `slot`, emptied and filled with `args`: two tables
+/// made and collected per call cost Luau more than the rest of an empty script. A script can keep
+/// no value past its call (the globals are read-only, and it has no `setfenv`), so what it did to
+/// its KEYS last time is all there is to undo: its entries (`lua_cleartable`), or a metatable or a
+/// freeze, after which a new table takes the slot.
+unsafe fn push_kept_array(l: *mut lua_State, slot: c_int, args: Args) {
+    unsafe {
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, slot);
+        let frozen = ffi::lua_getreadonly(l, -1) != 0;
+        // `lua_getmetatable` pushes the metatable when there is one.
+        let has_metatable = !frozen && ffi::lua_getmetatable(l, -1) != 0;
+        if frozen || has_metatable {
+            ffi::lua_settop(l, if has_metatable { -3 } else { -2 });
+            ffi::lua_createtable(l, args.len() as c_int, 0);
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_rawseti_(l, ffi::LUA_REGISTRYINDEX, slot);
+        } else {
+            ffi::lua_cleartable(l, -1);
+        }
+        for (i, a) in args.iter().enumerate() {
+            push_bytes(l, a);
+            ffi::lua_rawseti_(l, -2, i as c_int + 1);
+        }
     }
 }
 
@@ -376,7 +424,7 @@ impl Engine for Luau {
         let Some(&func) = self.cache.get(sha) else {
             return false;
         };
-        self.call(run, func, keys, argv);
+        self.call(run, func, keys, argv, Some(self.kept));
         true
     }
 
@@ -410,7 +458,7 @@ impl Engine for Luau {
         args: Args,
     ) {
         match self.libs.get(&lib).and_then(|c| c.get(index)) {
-            Some(&func) => self.call(run, func, keys, args),
+            Some(&func) => self.call(run, func, keys, args, None),
             None => run.out().error("ERR Function not found"),
         }
     }
@@ -442,7 +490,14 @@ impl Luau {
     /// Calls the function `func` (a registry reference: a script's chunk or a library's
     /// callback) with KEYS and ARGV (a function's `keys` and `args`) through the trampoline, and
     /// writes its reply.
-    fn call(&mut self, run: &mut Run, func: c_int, keys: Args, argv: Args) {
+    fn call(
+        &mut self,
+        run: &mut Run,
+        func: c_int,
+        keys: Args,
+        argv: Args,
+        kept: Option<[c_int; 2]>,
+    ) {
         // CONFIG SET luau-memory-limit takes effect from the next call.
         let limit = run.config().luau_memory_limit as usize;
         if limit != self.limit {
@@ -461,6 +516,7 @@ impl Luau {
             keys,
             argv,
             func,
+            kept,
         };
         // SAFETY: no allocation happens outside the protected call (pushing a registry value and
         // a light userdata does not allocate); the stack is restored afterwards. Host functions
