@@ -39,11 +39,9 @@ fn unlink(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn delete_keys(ctx: &mut Ctx, args: Args, lazy: bool) -> CmdResult {
     let mut n = 0;
     for key in args.tail(1).iter() {
-        if ctx.db().find_live(key).is_some() {
-            if let Some((val, _)) = ctx.db().remove(key) {
-                if lazy {
-                    lazyfree::free_value(val, ctx.srv.config.list_max_listpack_size);
-                }
+        if let Some((val, _)) = ctx.db().remove_live(key) {
+            if lazy {
+                lazyfree::free_value(val, ctx.srv.config.list_max_listpack_size);
             }
             ctx.signal_modified(key);
             ctx.notify(GENERIC, "del", key);

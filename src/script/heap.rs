@@ -50,36 +50,37 @@ impl Default for Spares {
 }
 
 impl Spares {
-    /// A block of `capacity` bytes (a small class's): a spare one, else malloc's.
+    /// A block of `block` bytes (a small class's): a spare one, else malloc's. `counted` is what
+    /// it counted for while spare (its bytes less any header).
     #[inline]
-    unsafe fn take(&mut self, capacity: usize) -> *mut u8 {
-        let class = capacity / 16 - 1;
+    unsafe fn take(&mut self, block: usize, counted: usize) -> *mut u8 {
+        let class = block / 16 - 1;
         let b = self.lists[class];
         if b.is_null() {
             // SAFETY: plain malloc; null is passed on.
-            return unsafe { libc::malloc(capacity) as *mut u8 };
+            return unsafe { libc::malloc(block) as *mut u8 };
         }
         // SAFETY: a spare block holds its link.
         self.lists[class] = unsafe { (*b).next };
-        self.bytes -= capacity;
+        self.bytes -= counted;
         b.cast()
     }
 
-    /// Gives back block `b` of `capacity` bytes (a small class's, from `take`): kept as spare
-    /// while there is room, else freed.
+    /// Gives back block `b` of `block` bytes (a small class's, from `take`): kept as spare while
+    /// the spare blocks count less than `SPARE_MAX` with its `counted` bytes, else freed.
     #[inline]
-    unsafe fn give(&mut self, b: *mut u8, capacity: usize) {
-        if self.bytes + capacity > SPARE_MAX {
+    unsafe fn give(&mut self, b: *mut u8, block: usize, counted: usize) {
+        if self.bytes + counted > SPARE_MAX {
             // SAFETY: malloc'd by `take`.
             unsafe { libc::free(b.cast()) };
             return;
         }
-        let class = capacity / 16 - 1;
+        let class = block / 16 - 1;
         let link = b.cast::<Link>();
         // SAFETY: a block of at least 16 bytes, no longer used by the VM.
         unsafe { (*link).next = self.lists[class] };
         self.lists[class] = link;
-        self.bytes += capacity;
+        self.bytes += counted;
     }
 }
 
@@ -193,7 +194,7 @@ impl Heap {
             let capacity = capacity_for(size);
             // A small block's class counts its header.
             let h = if capacity <= SMALL_MAX {
-                self.spare.take(capacity + HEADER) as *mut Header
+                self.spare.take(capacity + HEADER, capacity) as *mut Header
             } else {
                 libc::malloc(HEADER + capacity) as *mut Header
             };
@@ -214,7 +215,7 @@ impl Heap {
             let capacity = (*h).capacity;
             self.used -= capacity;
             if capacity <= SMALL_MAX {
-                self.spare.give(h.cast(), capacity + HEADER);
+                self.spare.give(h.cast(), capacity + HEADER, capacity);
             } else {
                 libc::free(h.cast());
             }
@@ -272,7 +273,7 @@ impl SizedHeap {
         // SAFETY: a small class's capacity, or plain malloc.
         unsafe {
             if capacity <= SMALL_MAX {
-                self.spare.take(capacity).cast()
+                self.spare.take(capacity, capacity).cast()
             } else {
                 libc::malloc(capacity)
             }
@@ -285,7 +286,7 @@ impl SizedHeap {
         // SAFETY: `p` was taken for `size` bytes, so for this capacity.
         unsafe {
             if capacity <= SMALL_MAX {
-                self.spare.give(p.cast(), capacity);
+                self.spare.give(p.cast(), capacity, capacity);
             } else {
                 libc::free(p);
             }

@@ -146,6 +146,29 @@ impl<V> Dict<V> {
         Some((slot, val))
     }
 
+    /// `remove`, unless `keep` says otherwise of the entry found: one lookup where a check then
+    /// `remove` would make two. `Err(slot)` when the entry was kept.
+    pub fn remove_unless(
+        &mut self,
+        key: &[u8],
+        keep: impl FnOnce(&V) -> bool,
+    ) -> Option<Result<(u32, V), u32>> {
+        let hash = self.hash(key);
+        let slots = &self.slots;
+        let entry = self
+            .index
+            .find_entry(hash, |&i| slot_key(slots, i) == key)
+            .ok()?;
+        let slot = *entry.get();
+        if keep(&slots[slot as usize].as_ref().expect("live slot").1) {
+            return Some(Err(slot));
+        }
+        entry.remove();
+        let (_, val) = self.slots[slot as usize].take().expect("live slot");
+        self.release(slot);
+        Some(Ok((slot, val)))
+    }
+
     fn release(&mut self, slot: u32) {
         if slot as usize + 1 == self.slots.len() {
             self.slots.pop();

@@ -496,6 +496,32 @@ impl Db {
         Some((entry.val, at))
     }
 
+    /// Removes a live key (DEL's, UNLINK's): `find_live` then `remove` in one lookup. An expired
+    /// key is left to `find_live`, which expires it, and counts as absent.
+    pub fn remove_live(&mut self, key: &[u8]) -> Option<(Value, i64)> {
+        let expiring = &self.expiring;
+        let expired = |e: &Entry| {
+            e.has_ttl()
+                && expiring[e.exp_pos as usize].at <= clock::now_ms()
+                && !LOADING.with(|c| c.get())
+        };
+        match self.dict.remove_unless(key, expired)? {
+            Ok((slot, entry)) => {
+                let mut at = NO_EXPIRE;
+                if entry.has_ttl() {
+                    at = self.expiring[entry.exp_pos as usize].at;
+                    self.unlink_expiring(slot, entry.exp_pos);
+                }
+                Some((entry.val, at))
+            }
+            Err(_) => {
+                let live = self.find_live(key);
+                debug_assert!(live.is_none());
+                None
+            }
+        }
+    }
+
     fn unlink_expiring(&mut self, slot: u32, pos: u32) {
         debug_assert_eq!(self.expiring[pos as usize].slot, slot);
         self.expiring.swap_remove(pos as usize);
