@@ -134,16 +134,7 @@ impl<V> Dict<V> {
 
     /// Removes `key`, returning its slot position and value.
     pub fn remove(&mut self, key: &[u8]) -> Option<(u32, V)> {
-        let hash = self.hash(key);
-        let slots = &self.slots;
-        let entry = self
-            .index
-            .find_entry(hash, |&i| slot_key(slots, i) == key)
-            .ok()?;
-        let (slot, _) = entry.remove();
-        let (_, val) = self.slots[slot as usize].take().expect("live slot");
-        self.release(slot);
-        Some((slot, val))
+        self.remove_unless(key, |_| false).and_then(Result::ok)
     }
 
     /// `remove`, unless `keep` says otherwise of the entry found: one lookup where a check then

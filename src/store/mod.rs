@@ -488,12 +488,17 @@ impl Db {
 
     pub fn remove(&mut self, key: &[u8]) -> Option<(Value, i64)> {
         let (slot, entry) = self.dict.remove(key)?;
+        Some(self.detached(slot, entry))
+    }
+
+    /// The value and expiry of an entry just taken out of `slot`, its TTL record dropped.
+    fn detached(&mut self, slot: u32, entry: Entry) -> (Value, i64) {
         let mut at = NO_EXPIRE;
         if entry.has_ttl() {
             at = self.expiring[entry.exp_pos as usize].at;
             self.unlink_expiring(slot, entry.exp_pos);
         }
-        Some((entry.val, at))
+        (entry.val, at)
     }
 
     /// Removes a live key (DEL's, UNLINK's): `find_live` then `remove` in one lookup. An expired
@@ -506,14 +511,7 @@ impl Db {
                 && !LOADING.with(|c| c.get())
         };
         match self.dict.remove_unless(key, expired)? {
-            Ok((slot, entry)) => {
-                let mut at = NO_EXPIRE;
-                if entry.has_ttl() {
-                    at = self.expiring[entry.exp_pos as usize].at;
-                    self.unlink_expiring(slot, entry.exp_pos);
-                }
-                Some((entry.val, at))
-            }
+            Ok((slot, entry)) => Some(self.detached(slot, entry)),
             Err(_) => {
                 let live = self.find_live(key);
                 debug_assert!(live.is_none());
