@@ -545,11 +545,19 @@ fn display_syntax_reads_like_redis_docs() {
 fn choices_are_grouped() {
     fn ambiguous(args: &[DocArg], in_oneof: bool, bad: &mut bool) {
         for a in args {
+            // A group the syntax names (`no-one:(NO ONE)`, REPLICAOF's) is a block on purpose.
+            let implicit_name = a
+                .args
+                .iter()
+                .map(|x| x.name.as_str())
+                .collect::<Vec<_>>()
+                .join("_");
             if in_oneof
                 && a.kind == "block"
                 && a.args.len() >= 2
                 && a.args[0].kind == "pure-token"
                 && a.args[1].kind == "pure-token"
+                && a.name == implicit_name
             {
                 *bad = true;
             }

@@ -1221,7 +1221,6 @@ fn config_refuses_features_not_built() {
     }
     for conf in [
         "cluster-enabled yes\n",
-        "replicaof 127.0.0.1 6380\n",
         "syslog-enabled yes\n",
         "server_cpulist 0-3\n",
         "socket-mark-id 7\n",

@@ -298,7 +298,8 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
             ) {
                 return Err(err(format!("Unknown client type '{}'", text(&args[j + 1]))));
             }
-            type_filter = Some(t);
+            // No client is a replica here (this server serves none): `replica` matches nobody.
+            type_filter = Some(if t == "slave" { "replica".into() } else { t });
             j += 2;
         } else if is(&args[j], "id") && j + 1 < args.len() {
             let mut list = Vec::new();
@@ -320,13 +321,7 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         if ids.as_ref().is_some_and(|l| !l.contains(&c.id)) {
             continue;
         }
-        // Redis's getClientType: a subscriber is a pubsub client, anyone else normal (no replication).
-        let class = if c.subs.total() > 0 {
-            "pubsub"
-        } else {
-            "normal"
-        };
-        if type_filter.as_deref().is_some_and(|t| t != class) {
+        if type_filter.as_deref().is_some_and(|t| t != c.class()) {
             continue;
         }
         text_out.push_str(&info_line(ctx, key, args));
@@ -375,7 +370,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
                 ) {
                     return Err(err(format!("Unknown client type '{}'", text(v))));
                 }
-                ty = Some(t);
+                ty = Some(if t == "slave" { "replica".into() } else { t });
             } else if is(k, "skipme") {
                 skipme = if is(v, "yes") {
                     true
@@ -397,13 +392,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)
                 && user.as_ref().is_none_or(|u| u[..] == *c.user_name)
-                && ty.as_ref().is_none_or(|t| {
-                    t == if c.subs.total() > 0 {
-                        "pubsub"
-                    } else {
-                        "normal"
-                    }
-                })
+                && ty.as_deref().is_none_or(|t| t == c.class())
                 && !(skipme && *key == ctx.id)
         })
         .map(|(key, _)| key)

@@ -258,6 +258,7 @@ mod tests {
             "geopos",
             "geohash",
             "pfmerge",
+            "replconf",
         ];
         let t = Table::build(families());
         for c in &t.rows {

@@ -1,10 +1,107 @@
-//! The replication commands a stand-alone server answers (Redis's replication.c): WAIT and ROLE.
-//! Goblin Core has no replicas (REPLICAOF, SYNC and PSYNC do not exist), so it is always a master
-//! at replication offset 0, as a Redis master without replicas reports.
+//! The replication commands (Redis's replication.c): REPLICAOF (and SLAVEOF), REPLCONF, WAIT and
+//! ROLE. The replica side's work is the kernel's (`server::replica`). This server serves no
+//! replicas yet (SYNC and PSYNC do not exist): as a primary it has none, and WAIT counts none.
 
-use super::parse::{int, timeout_ms};
-use super::{acl, Args, CmdResult, Command, Ctx, FAST, LOADING, NOSCRIPT, STALE};
+use super::parse::{int, is, timeout_ms};
+use super::{
+    acl, Args, CmdError, CmdResult, Command, Ctx, ADMIN, ALLOW_BUSY, FAST, LOADING, NOSCRIPT,
+    NO_ASYNC_LOADING, STALE,
+};
+use crate::notice;
 use crate::server::blocking::{TimeoutReply, Wait};
+use crate::server::replica;
+
+/// REPLICAOF host port | NO ONE
+///
+/// # Format
+/// `REPLICAOF host port` — `+OK`: this server drops its data set for that primary's (full sync,
+/// or the stream from where it is when the primary shares its history) and follows it;
+/// `+OK Already connected to specified master` when it already does. `REPLICAOF NO ONE` — `+OK`:
+/// a primary again, its data kept. SLAVEOF is the same command.
+fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if is(&args[1], "no") && is(&args[2], "one") {
+        if ctx.srv.repl.master.is_some() {
+            replica::replicaof(ctx, None);
+            let client = ctx.client().addr.clone();
+            notice!("MASTER MODE enabled (user request from 'addr={client}')");
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    let port = crate::util::parse_i64(&args[2])
+        .filter(|p| (0..=65535).contains(p))
+        .ok_or_else(|| CmdError::from("ERR Invalid master port"))? as u16;
+    let host = String::from_utf8_lossy(&args[1]).into_owned();
+    if let Some((h, p)) = &ctx.srv.repl.master {
+        if h.eq_ignore_ascii_case(&host) && *p == port {
+            notice!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+            ctx.out.simple("OK Already connected to specified master");
+            return Ok(());
+        }
+    }
+    replica::replicaof(ctx, Some((host.clone(), port)));
+    let client = ctx.client().addr.clone();
+    notice!("REPLICAOF {host}:{port} enabled (user request from 'addr={client}')");
+    ctx.out.ok();
+    Ok(())
+}
+
+/// REPLCONF option value [option value ...]
+///
+/// # Format
+/// `REPLCONF option value ...` — what a replica tells its primary (`listening-port`, `ip-address`,
+/// `capa`, `rdb-only`, `rdb-filter-only`): `+OK`; `ACK offset` from a replica, and `GETACK *` from
+/// this replica's primary (answered by an ACK on the link), no reply at all.
+fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len().is_multiple_of(2) {
+        return Err("ERR syntax error".into());
+    }
+    for pair in args.tail(1).iter().collect::<Vec<_>>().chunks(2) {
+        let (opt, val) = (pair[0], pair[1]);
+        if is(opt, "listening-port") {
+            int(val)?;
+        } else if is(opt, "ip-address") {
+            // Redis's NET_HOST_STR_LEN.
+            if val.len() >= 256 {
+                return Err(format!(
+                    "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
+                    val.len()
+                )
+                .into());
+            }
+        } else if is(opt, "capa") {
+            // Capabilities this server does not know are ignored, as Redis.
+        } else if is(opt, "ack") {
+            // Only a replica's ACK means anything; it is never answered.
+            return Ok(());
+        } else if is(opt, "getack") {
+            if ctx.srv.repl.master_client.is_some() {
+                ctx.srv.repl.ack_asked = true;
+            }
+            return Ok(());
+        } else if is(opt, "rdb-only") {
+            let v = int(val)?;
+            if !(0..=1).contains(&v) {
+                return Err("ERR value is out of range, value must between 0 and 1".into());
+            }
+        } else if is(opt, "rdb-filter-only") {
+            let text = String::from_utf8_lossy(val);
+            for f in text.split_ascii_whitespace() {
+                if !f.eq_ignore_ascii_case("functions") {
+                    return Err(format!("ERR Unsupported rdb-filter-only option: {f}").into());
+                }
+            }
+        } else {
+            return Err(format!(
+                "ERR Unrecognized REPLCONF option: {}",
+                String::from_utf8_lossy(opt)
+            )
+            .into());
+        }
+    }
+    ctx.out.ok();
+    Ok(())
+}
 
 /// WAIT numreplicas timeout
 ///
@@ -32,16 +129,64 @@ fn wait(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// ROLE
 ///
 /// # Format
-/// `ROLE` — `["master", 0, []]`: a master at replication offset 0 with no replicas.
+/// `ROLE` — a primary: `["master", offset, []]` (no replicas). A replica: `["slave", host, port,
+/// state, offset]`, state one of `connect`, `connecting`, `handshake`, `sync`, `connected`, the
+/// offset applied (-1 while the link is down).
 fn role(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.out.array(3);
-    ctx.out.bulk(b"master");
-    ctx.out.int(0);
-    ctx.out.array(0);
+    let repl = &ctx.srv.repl;
+    match &repl.master {
+        None => {
+            ctx.out.array(3);
+            ctx.out.bulk(b"master");
+            ctx.out.int(repl.offset);
+            ctx.out.array(0);
+        }
+        Some((host, port)) => {
+            let (host, port, state, offset) =
+                (host.clone(), *port, repl.role_state(), repl.master_offset());
+            ctx.out.array(5);
+            ctx.out.bulk(b"slave");
+            ctx.out.bulk(host.as_bytes());
+            ctx.out.int(i64::from(port));
+            ctx.out.bulk(state.as_bytes());
+            ctx.out.int(offset);
+        }
+    }
     Ok(())
 }
 
+const REPLICAOF_SYNTAX: &str = "args:(host-port:(host port:integer) | no-one:(NO ONE))";
+
 pub const COMMANDS: &[Command] = &[
+    Command::new("replicaof", replicaof, 3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | STALE)
+        .acl(acl::ADMIN | acl::DANGEROUS)
+        .group("server")
+        .doc(
+            "Make the server a replica of another instance, or promote it as master.",
+            "5.0.0",
+            "O(1)",
+            REPLICAOF_SYNTAX,
+        ),
+    Command::new("slaveof", replicaof, 3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | STALE)
+        .acl(acl::ADMIN | acl::DANGEROUS)
+        .group("server")
+        .deprecated("5.0.0", "`REPLICAOF`")
+        .doc(
+            "Make the server a replica of another instance, or promote it as master.",
+            "1.0.0",
+            "O(1)",
+            REPLICAOF_SYNTAX,
+        ),
+    Command::new("replconf", replconf, -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY)
+        .acl(acl::ADMIN | acl::DANGEROUS)
+        .group("server")
+        .syscmd()
+        .doc(
+            "An internal command for configuring the replication stream",
+            "3.0.0",
+            "O(1)",
+            "",
+        ),
     Command::new("wait", wait, 3, NOSCRIPT)
         .acl(acl::CONNECTION)
         .group("generic")

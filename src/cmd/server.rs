@@ -507,17 +507,85 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
         }
         "replication" => {
             o.push_str("# Replication\r\n");
-            f!("role:master");
+            let repl = &srv.repl;
+            match &repl.master {
+                None => f!("role:master"),
+                Some((host, port)) => {
+                    f!("role:slave");
+                    f!("master_host:{host}");
+                    f!("master_port:{port}");
+                    f!(
+                        "master_link_status:{}",
+                        if repl.link_up() { "up" } else { "down" }
+                    );
+                    let last_io = repl
+                        .master_client
+                        .and_then(|k| ctx.clients.get(k))
+                        .map_or(-1, |c| c.last_interaction.elapsed().as_secs() as i64);
+                    f!("master_last_io_seconds_ago:{last_io}");
+                    let transfer = repl.transfer_progress();
+                    f!("master_sync_in_progress:{}", u8::from(transfer.is_some()));
+                    let applied = if repl.history_start.is_some() {
+                        repl.offset
+                    } else {
+                        1
+                    };
+                    f!("slave_read_repl_offset:{}", applied + repl.unapplied);
+                    f!("slave_repl_offset:{applied}");
+                    if let Some((total, read)) = transfer {
+                        let perc = if total > 0 {
+                            read as f64 / total as f64 * 100.0
+                        } else {
+                            0.0
+                        };
+                        f!("master_sync_total_bytes:{total}");
+                        f!("master_sync_read_bytes:{read}");
+                        f!("master_sync_left_bytes:{}", total as i64 - read as i64);
+                        f!("master_sync_perc:{perc:.2}");
+                        f!(
+                            "master_sync_last_io_seconds_ago:{}",
+                            repl.last_io.elapsed().as_secs()
+                        );
+                    }
+                    if !repl.link_up() {
+                        let down = repl.down_since.map_or(-1, |t| t.elapsed().as_secs() as i64);
+                        f!("master_link_down_since_seconds:{down}");
+                    }
+                    f!("slave_priority:{}", srv.config.replica_priority);
+                    f!("slave_read_only:{}", u8::from(srv.config.replica_read_only));
+                    f!(
+                        "replica_announced:{}",
+                        u8::from(srv.config.inert.replica_announced)
+                    );
+                }
+            }
             f!("connected_slaves:0");
             f!("master_failover_state:no-failover");
             f!("master_replid:{}", srv.replid);
-            f!("master_replid2:0000000000000000000000000000000000000000");
-            f!("master_repl_offset:0");
-            f!("second_repl_offset:-1");
-            f!("repl_backlog_active:0");
-            f!("repl_backlog_size:1048576");
-            f!("repl_backlog_first_byte_offset:0");
-            f!("repl_backlog_histlen:0");
+            f!("master_replid2:{}", repl.replid2);
+            f!("master_repl_offset:{}", repl.offset);
+            f!("second_repl_offset:{}", repl.second_offset);
+            // A replica keeps the stream it applied since its sync (a primary without replicas
+            // keeps none).
+            match repl.history_start {
+                Some(start) if repl.master.is_some() => {
+                    let size = srv.config.inert.repl_backlog_size;
+                    f!("repl_backlog_active:1");
+                    f!("repl_backlog_size:{size}");
+                    let histlen = (repl.offset - start).min(size);
+                    f!(
+                        "repl_backlog_first_byte_offset:{}",
+                        repl.offset - histlen + 1
+                    );
+                    f!("repl_backlog_histlen:{histlen}");
+                }
+                _ => {
+                    f!("repl_backlog_active:0");
+                    f!("repl_backlog_size:{}", srv.config.inert.repl_backlog_size);
+                    f!("repl_backlog_first_byte_offset:0");
+                    f!("repl_backlog_histlen:0");
+                }
+            }
         }
         "cpu" => {
             let (sys, user) = rusage(libc::RUSAGE_SELF);

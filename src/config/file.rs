@@ -238,7 +238,9 @@ pub fn rewrite(c: &mut Config, path: &PathBuf) -> Result<(), String> {
 fn format_line(d: &Directive, c: &mut Config) -> String {
     let v = d.get(c);
     match d.kind {
-        Kind::Special { .. } if d.name == "bind" || d.name == "client-output-buffer-limit" => {
+        Kind::Special { .. }
+            if matches!(d.name, "bind" | "client-output-buffer-limit" | "replicaof") =>
+        {
             format!("{} {}", d.name, v)
         }
         _ if v.is_empty() || v.contains(|ch: char| ch.is_whitespace() || ch == '"') => {

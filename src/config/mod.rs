@@ -123,6 +123,9 @@ pub struct Config {
     pub repl_diskless_sync_max_replicas: i64,
     pub replica_lazy_flush: bool,
     pub replica_priority: i64,
+    /// The primary this server follows (`replicaof`, kept current by REPLICAOF for CONFIG GET and
+    /// CONFIG REWRITE).
+    pub replicaof: Option<(String, u16)>,
     pub replica_read_only: bool,
     pub replica_serve_stale_data: bool,
     pub stop_writes_on_bgsave_error: bool,
@@ -378,6 +381,7 @@ impl Default for Config {
             repl_diskless_sync_max_replicas: 0,
             replica_lazy_flush: false,
             replica_priority: 100,
+            replicaof: None,
             replica_read_only: true,
             replica_serve_stale_data: true,
             stream_node_max_bytes: 4096,
@@ -668,7 +672,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("shutdown-on-sigint", Kind::Special { get: |c| shutdown_flags_text(c.shutdown_on_sigint), set: |c, a| set_shutdown_flags(&mut c.shutdown_on_sigint, a) }),
     d("shutdown-on-sigterm", Kind::Special { get: |c| shutdown_flags_text(c.shutdown_on_sigterm), set: |c, a| set_shutdown_flags(&mut c.shutdown_on_sigterm, a) }),
     // Features not built: the value describing this server is accepted, any other refused.
-    d("replicaof", Kind::Special { get: |_| String::new(), set: set_replicaof }).immutable().alias("slaveof"),
+    d("replicaof", Kind::Special { get: |c| c.replicaof.as_ref().map_or_else(String::new, |(h, p)| format!("{h} {p}")), set: set_replicaof }).immutable().alias("slaveof"),
     d("cluster-enabled", Kind::Bool(|c| &mut c.cluster_enabled)).immutable()
         .check(|c| if c.cluster_enabled { Err("Goblin Core has no cluster mode: cluster-enabled must be no".into()) } else { Ok(()) }),
     d("tls-port", int(|c| &mut c.tls_port, 0, 65535))
@@ -814,18 +818,18 @@ fn set_shutdown_flags(field: &mut u8, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `replicaof no one` describes this server; a master to follow asks for replication.
-fn set_replicaof(_: &mut Config, args: &[String]) -> Result<(), String> {
+/// `replicaof host port`: the primary to follow from start-up (`no one`: none).
+fn set_replicaof(c: &mut Config, args: &[String]) -> Result<(), String> {
     let [host, port] = args else {
         return Err("wrong number of arguments".into());
     };
     if host.eq_ignore_ascii_case("no") && port.eq_ignore_ascii_case("one") {
+        c.replicaof = None;
         return Ok(());
     }
-    if port.parse::<u16>().is_err() {
-        return Err("Invalid master port".into());
-    }
-    Err("Goblin Core has no replication: replicaof must be 'no one'".into())
+    let port = port.parse::<u16>().map_err(|_| "Invalid master port")?;
+    c.replicaof = Some((host.clone(), port));
+    Ok(())
 }
 
 fn no_cpulists(c: &Config) -> Result<(), String> {

@@ -315,10 +315,33 @@ pub fn unblock_by_request(
     } else {
         reply_timeout(&mut c.out, b.wait.on_timeout);
     }
-    count_call(srv, c, error);
+    end_unserved(srv, clients, id, error);
+    true
+}
+
+/// Ends every block with `error`, and the clients' connections after it (Redis's
+/// `disconnectAllBlockedClients`, when a primary becomes a replica): what they waited for can no
+/// longer come from their writes.
+pub fn unblock_all_with_error(srv: &mut State, clients: &mut Slab<Client>, error: &str) {
+    let blocked: Vec<usize> = clients
+        .iter()
+        .filter(|(_, c)| c.blocked.is_some())
+        .map(|(k, _)| k)
+        .collect();
+    for id in blocked {
+        let c = &mut clients[id];
+        c.out.error(error);
+        c.close_after_reply = true;
+        end_unserved(srv, clients, id, true);
+    }
+}
+
+/// The accounting of a block that ended without being served, and its end.
+fn end_unserved(srv: &mut State, clients: &mut Slab<Client>, id: usize, failed: bool) {
+    let c = &clients[id];
+    count_call(srv, c, failed);
     crate::server::slowlog::record_unblocked(srv, c);
     unblock(srv, clients, id);
-    true
 }
 
 /// A command that blocked counts in commandstats when it ends unserved (timeout, CLIENT UNBLOCK), as

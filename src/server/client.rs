@@ -114,6 +114,8 @@ pub struct Client {
     pub close_asap: bool,
     /// In MONITOR mode: gets every command the server runs (`server::monitor`).
     pub monitor: bool,
+    /// The link to this replica's primary: its commands are obeyed, not answered.
+    pub is_master: bool,
     /// Since when the output has been over the soft limit.
     pub obuf_soft_since: Option<Instant>,
     /// CLIENT TRACKING state (`server::tracking`).
@@ -161,6 +163,7 @@ impl Client {
             monitor: false,
             obuf_soft_since: None,
             tracking: Default::default(),
+            is_master: false,
         }
     }
 
@@ -266,10 +269,25 @@ impl Client {
     /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields. `out` is the client's reply
     /// buffer (lent to the running command when it is the caller) and `argv_mem` the length of
     /// the arguments of the command it is running or blocked in (Redis's `argv_len_sum`).
+    /// Redis's `getClientType`, as CLIENT LIST and CLIENT KILL's TYPE name it: `master` (this
+    /// replica's link to its primary), `pubsub` (a subscriber), else `normal` (a monitor too).
+    pub fn class(&self) -> &'static str {
+        if self.is_master {
+            "master"
+        } else if self.subs.total() > 0 {
+            "pubsub"
+        } else {
+            "normal"
+        }
+    }
+
     pub fn info_line(&self, resp: u8, out: &Reply, argv_mem: usize) -> String {
         let mut flags = String::new();
         if self.monitor {
             flags.push('O');
+        }
+        if self.is_master {
+            flags.push('M');
         }
         if self.subs.total() > 0 {
             flags.push('P');

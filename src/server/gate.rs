@@ -16,8 +16,8 @@ use crate::server::propagate;
 use crate::server::script_host::{Flags, ScriptCommand};
 use crate::server::table::{
     ALLOW_BUSY, DENYOOM, DISK_ERROR_DENIED, FAST, FUNCTION_CALL, MAY_REPLICATE, MULTI_OOM_OK,
-    NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, RUNS_QUEUE, SCRIPT_BODY, SCRIPT_SHA, SUB_OK,
-    TOUCHES_ANYWAY, WRITE,
+    NOSCRIPT, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, RUNS_QUEUE, SCRIPT_BODY, SCRIPT_SHA, STALE,
+    SUB_OK, TOUCHES_ANYWAY, WRITE,
 };
 use crate::server::tracking;
 use crate::store;
@@ -46,6 +46,9 @@ fn unknown_command(args: Args) -> String {
         list
     )
 }
+
+/// A write refused on a read-only replica.
+pub const READONLY_ERROR: &str = "READONLY You can't write against a read only replica.";
 
 /// Runs one command from the calling client.
 pub fn execute(ctx: &mut Ctx, args: Args) {
@@ -255,8 +258,11 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     } else {
         "toplevel"
     };
-    if let Err(why) = acl_check(ctx, idx, args, context) {
-        let msg = match why {
+    // A replica obeys its primary's stream unchecked (Redis's master client has no user).
+    let obeyed = client.is_master;
+    if !obeyed {
+        if let Err(why) = acl_check(ctx, idx, args, context) {
+            let msg = match why {
             Denied::Command => format!(
                 "NOPERM this user has no permissions to run the '{}' command",
                 cmd.name
@@ -268,12 +274,17 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
             Denied::Channel => "NOPERM this user has no permissions to access one of the channels used as arguments".to_string(),
             Denied::Auth => "ERR no permission".to_string(),
         };
-        return reject(ctx, idx, args, &msg);
+            return reject(ctx, idx, args, &msg);
+        }
     }
     // Over `maxmemory`: evict first; refuse what may grow memory if that was not enough. Not while
     // a script runs past its time (its writes must not mix with evictions), nor while the AOF is
     // loaded (what it holds was accepted once), as Redis.
+    // A replica's memory is its primary's business (`replica-ignore-maxmemory`).
+    let replica_ignores =
+        ctx.srv.repl.master.is_some() && ctx.srv.config.inert.replica_ignore_maxmemory;
     if ctx.srv.config.maxmemory > 0
+        && !replica_ignores
         && !ctx.srv.script_running.busy
         && !store::loading()
         && ctx.srv.pause.kind().is_none()
@@ -314,6 +325,22 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
     if cmd.has(WRITE | DISK_ERROR_DENIED) {
         if let Some(msg) = crate::persist::writes_denied(&ctx.srv.config, &ctx.srv.persist) {
             return reject(ctx, idx, args, &msg);
+        }
+    }
+    if ctx.srv.repl.master.is_some() && !obeyed {
+        let flags = line_flags(ctx, idx, args);
+        if ctx.srv.config.replica_read_only && flags & WRITE != 0 {
+            return reject(ctx, idx, args, READONLY_ERROR);
+        }
+        // The link down and stale data not served: only what Redis flags STALE runs.
+        if !ctx.srv.config.replica_serve_stale_data && !ctx.srv.repl.link_up() && flags & STALE == 0
+        {
+            return reject(
+                ctx,
+                idx,
+                args,
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            );
         }
     }
     Some(idx)
@@ -436,6 +463,15 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
             "ERR The user executing the script {}",
             why.message()
         ));
+        return;
+    }
+    // A read-only replica's scripts may not write (Redis's `scriptVerifyWriteCommandAllow`).
+    if cmd.has(WRITE)
+        && ctx.srv.repl.master.is_some()
+        && ctx.srv.config.replica_read_only
+        && !ctx.clients[ctx.id].is_master
+    {
+        ctx.out.error(READONLY_ERROR);
         return;
     }
     // A read-only script may not run what may replicate either (PUBLISH, PFCOUNT), as in Redis.

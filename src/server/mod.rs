@@ -27,6 +27,7 @@ pub mod pause;
 pub mod persistence;
 pub mod propagate;
 pub mod pubsub;
+pub mod replica;
 pub mod script_host;
 mod signals;
 pub mod slowlog;
@@ -91,8 +92,11 @@ pub struct State {
     pub active_expire_enabled: bool,
     /// What the other DEBUG subcommands set (PAUSE-CRON, REPLYBUFFER).
     pub debug: DebugSettings,
-    /// The replication ID INFO shows as `master_replid` (DEBUG CHANGE-REPL-ID draws a new one).
+    /// The replication ID INFO shows as `master_replid` (DEBUG CHANGE-REPL-ID draws a new one); a
+    /// replica's is its primary's.
     pub replid: String,
+    /// Replication: the primary this server follows, and the offset applied (replica.rs).
+    pub repl: replica::Replication,
     /// `maxmemory` eviction (evict.rs).
     pub eviction: evict::Eviction,
     /// CLIENT PAUSE (pause.rs).
@@ -217,6 +221,7 @@ impl State {
             active_expire_enabled: true,
             debug: Default::default(),
             replid: crate::util::random_hex40(),
+            repl: Default::default(),
             eviction: evict::Eviction::default(),
             pause: pause::Pause::default(),
             startup_memory: 0,
@@ -445,6 +450,9 @@ impl Server {
             state: &mut self.state,
             clients: &mut self.clients,
         };
+        if let Some((host, port)) = io.state.config.replicaof.clone() {
+            io.set_master(host, port);
+        }
         io.run()
     }
 }
@@ -503,6 +511,8 @@ impl<'a> Io<'a> {
                 if let Some(sig) = self.r.signals.drain() {
                     self.state.shutdown = Some(Shutdown::Signal(sig));
                 }
+            } else if t == replica::LINK_TOKEN {
+                self.link_event();
             } else if t >= LISTENER_BASE {
                 self.accept(t - LISTENER_BASE);
             } else if Some(t) == script_client {
@@ -664,7 +674,10 @@ impl<'a> Io<'a> {
                     let short = n < self.r.read_buf.len();
                     c.query.extend_from_slice(&self.r.read_buf[..n]);
                     self.state.stats.total_net_input_bytes += n as u64;
-                    if c.query.len() as i64 > self.state.config.client_query_buffer_limit {
+                    // A replica's primary is not held to it (Redis's master client is not).
+                    if c.query.len() as i64 > self.state.config.client_query_buffer_limit
+                        && !c.is_master
+                    {
                         warning!(
                             "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
                             c.id,
@@ -704,6 +717,10 @@ impl<'a> Io<'a> {
         let mut parser = std::mem::take(&mut c.parser);
         let mut out = std::mem::take(&mut c.out);
         let mut authenticated = c.authenticated;
+        // A replica's primary: its commands see keys past their time (the primary deletes them),
+        // and what they consumed is counted in the replication offset.
+        let is_master = c.is_master;
+        let mut counted_to = 0;
         loop {
             let limits = Limits {
                 proto_max_bulk_len: self.state.config.proto_max_bulk_len,
@@ -721,7 +738,14 @@ impl<'a> Io<'a> {
                         out: &mut out,
                         reactor: Some(&mut *self.r),
                     };
+                    crate::store::set_obeying_master(is_master);
                     gate::execute(&mut ctx, args);
+                    crate::store::set_obeying_master(false);
+                    if is_master {
+                        let end = parser.position();
+                        self.count_applied(key, &mut out, end - counted_to);
+                        counted_to = end;
+                    }
                     if !self.state.key_events.ready.is_empty() {
                         // Serving re-executes other clients' commands: give this one its buffer back.
                         self.clients[key].out = std::mem::take(&mut out);
@@ -873,6 +897,9 @@ impl<'a> Io<'a> {
             let _ = self.r.poll.registry().deregister(c.conn.source());
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
+            if c.is_master {
+                self.master_client_closed(key);
+            }
         }
     }
 
@@ -902,6 +929,7 @@ impl<'a> Io<'a> {
                 .filter(|(_, c)| {
                     c.blocked.is_none()
                         && c.subs.total() == 0
+                        && !c.is_master
                         && c.last_interaction.elapsed().as_secs() as i64 > timeout
                 })
                 .map(|(k, _)| k)
@@ -912,6 +940,9 @@ impl<'a> Io<'a> {
             }
         }
         self.active_expire();
+        if self.state.repl.cron_due() {
+            self.replication_cron();
+        }
         // A CONFIG SET may have lowered `tracking-table-max-keys` on an idle server.
         if self.state.tracking.clients > 0 {
             self.server_ctx(tracking::limit);
@@ -962,7 +993,11 @@ impl<'a> Io<'a> {
     /// Redis's slow active expiry cycle: at most 25% of a cron period, spread over every database.
     fn active_expire(&mut self) {
         // Nothing expires while clients are paused: the dataset holds still.
-        if !self.state.active_expire_enabled || self.state.pause.kind().is_some() {
+        // A replica's keys expire by its primary's DELs (they read as expired meanwhile).
+        if !self.state.active_expire_enabled
+            || self.state.pause.kind().is_some()
+            || self.state.repl.master.is_some()
+        {
             return;
         }
         let hz = self.state.config.hz.clamp(1, 500) as u64;

@@ -101,6 +101,8 @@ thread_local! {
     static SIGNAL_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static EXPIRY_PAUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static REPLICA_EXPIRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static OBEYING_MASTER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Which `StoreEvent`s are recorded, one bit each (`event_bit`).
     static RECORDED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
 }
@@ -171,6 +173,17 @@ pub fn set_loading(on: bool) {
 /// deleted, as Redis's `expireIfNeeded`: the dataset holds still.
 pub fn set_expiry_paused(on: bool) {
     EXPIRY_PAUSED.with(|c| c.set(on));
+}
+
+/// On a replica, keys expire by the primary's DELs: one past its time reads as missing to clients
+/// but is not deleted (Redis's `expireIfNeeded` with `masterhost` set).
+pub fn set_replica_expiry(on: bool) {
+    REPLICA_EXPIRY.with(|c| c.set(on));
+}
+
+/// While a replica runs its primary's commands, no key reads as expired: the primary decides.
+pub fn set_obeying_master(on: bool) {
+    OBEYING_MASTER.with(|c| c.set(on));
 }
 
 /// True while the AOF is being loaded.
@@ -345,7 +358,8 @@ impl Db {
     /// The slot of a live (non-expired) key, expiring it lazily if its time has passed (while
     /// clients are paused, leaving it in place).
     pub fn find_live(&mut self, key: &[u8]) -> Option<u32> {
-        self.find_unexpired(key, EXPIRY_PAUSED.with(|c| c.get()))
+        let keep = EXPIRY_PAUSED.with(|c| c.get()) || REPLICA_EXPIRY.with(|c| c.get());
+        self.find_unexpired(key, keep)
     }
 
     /// `find_live` for a write, which will store at the key: an expired key goes even while
@@ -358,7 +372,11 @@ impl Db {
     fn find_unexpired(&mut self, key: &[u8], keep_expired: bool) -> Option<u32> {
         let slot = self.dict.find(key)?;
         let at = self.expire_of(slot);
-        if at != NO_EXPIRE && at <= clock::now_ms() && !LOADING.with(|c| c.get()) {
+        if at != NO_EXPIRE
+            && at <= clock::now_ms()
+            && !LOADING.with(|c| c.get())
+            && !OBEYING_MASTER.with(|c| c.get())
+        {
             if !keep_expired {
                 remove_expired(self, key);
             }
@@ -509,6 +527,7 @@ impl Db {
             e.has_ttl()
                 && expiring[e.exp_pos as usize].at <= clock::now_ms()
                 && !LOADING.with(|c| c.get())
+                && !OBEYING_MASTER.with(|c| c.get())
         };
         match self.dict.remove_unless(key, expired)? {
             Ok((slot, entry)) => Some(self.detached(slot, entry)),
