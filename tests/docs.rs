@@ -686,7 +686,7 @@ fn syntax_words(syntax: &str) -> BTreeSet<String> {
 }
 
 /// Commands whose COMMAND DOCS in Redis 7.0 has no complexity (ours matches it byte for byte).
-const NO_COMPLEXITY_IN_REDIS: &[&str] = &["monitor", "lolwut"];
+const NO_COMPLEXITY_IN_REDIS: &[&str] = &["monitor", "lolwut", "sync", "psync"];
 
 fn check_docs(c: &Command, v: &V, problems: &mut Vec<String>) {
     let f = fields(v);

@@ -26,8 +26,10 @@ fn cad(ctx: &mut Ctx, args: Args) -> CmdResult {
         db.remove(key);
         ctx.signal_modified(key);
         ctx.srv.dirty += 1;
-        // The scripted idiom's DEL.
+        // The scripted idiom's DEL, which is also what the AOF and the replicas get: a
+        // redis-server replica has no GOBLIN.CAD.
         ctx.notify(GENERIC, "del", key);
+        ctx.propagate_as(&[b"DEL", key]);
     }
     ctx.out.int(matches as i64);
     Ok(())

@@ -259,6 +259,7 @@ mod tests {
             "geohash",
             "pfmerge",
             "replconf",
+            "psync",
         ];
         let t = Table::build(families());
         for c in &t.rows {

@@ -1,14 +1,14 @@
-//! The replication commands (Redis's replication.c): REPLICAOF (and SLAVEOF), REPLCONF, WAIT and
-//! ROLE. The replica side's work is the kernel's (`server::replica`). This server serves no
-//! replicas yet (SYNC and PSYNC do not exist): as a primary it has none, and WAIT counts none.
+//! The replication commands (Redis's replication.c): REPLICAOF (and SLAVEOF), SYNC, PSYNC,
+//! REPLCONF, WAIT and ROLE. The work is the kernel's: the replica side in `server::replica`, the
+//! primary side in `server::primary`.
 
 use super::parse::{int, is, timeout_ms};
 use super::{
     acl, Args, CmdError, CmdResult, Command, Ctx, ADMIN, ALLOW_BUSY, FAST, LOADING, NOSCRIPT,
-    NO_ASYNC_LOADING, STALE,
+    NO_ASYNC_LOADING, NO_MULTI, STALE,
 };
 use crate::notice;
-use crate::server::blocking::{TimeoutReply, Wait};
+use crate::server::primary::{self, PeerState};
 use crate::server::replica;
 
 /// REPLICAOF host port | NO ONE
@@ -59,7 +59,8 @@ fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
     for pair in args.tail(1).iter().collect::<Vec<_>>().chunks(2) {
         let (opt, val) = (pair[0], pair[1]);
         if is(opt, "listening-port") {
-            int(val)?;
+            let port = int(val)?;
+            primary::peer_of(ctx).listening_port = port;
         } else if is(opt, "ip-address") {
             // Redis's NET_HOST_STR_LEN.
             if val.len() >= 256 {
@@ -69,10 +70,15 @@ fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
                 )
                 .into());
             }
+            primary::peer_of(ctx).ip = Some(String::from_utf8_lossy(val).into_owned());
         } else if is(opt, "capa") {
-            // Capabilities this server does not know are ignored, as Redis.
+            // This server sends every RDB disk-based, which any replica reads: capabilities are
+            // taken, and not needed.
         } else if is(opt, "ack") {
             // Only a replica's ACK means anything; it is never answered.
+            if let Some(offset) = crate::util::parse_i64(val) {
+                primary::ack(ctx, offset);
+            }
             return Ok(());
         } else if is(opt, "getack") {
             if ctx.srv.repl.master_client.is_some() {
@@ -106,24 +112,36 @@ fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// WAIT numreplicas timeout
 ///
 /// # Format
-/// `WAIT numreplicas timeout` — how many replicas acknowledged the connection's writes: always 0.
-/// Asking for none answers at once; asking for one or more waits `timeout` milliseconds (0:
-/// forever, until CLIENT UNBLOCK), as Redis does when no replica answers. Inside MULTI or a script
-/// it answers at once.
+/// `WAIT numreplicas timeout` — how many online replicas acknowledged the stream up to this
+/// connection's last write: at once when that many already did (or inside MULTI), else once they
+/// do (the replicas are asked with `REPLCONF GETACK *`) or when `timeout` milliseconds passed (0:
+/// forever), with the count then. Refused on a replica.
 fn wait(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.srv.repl.master.is_some() {
+        return Err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.".into());
+    }
     let replicas = int(&args[1])?;
     let timeout = timeout_ms(&args[2])?;
-    if replicas <= 0 {
-        ctx.out.int(0);
-        return Ok(());
-    }
-    const NO_ACKS: Wait = Wait {
-        type_name: "",
-        on_timeout: TimeoutReply::Zero,
-        denied: TimeoutReply::Zero,
-        gone: None,
-    };
-    ctx.block_on(args, &[], timeout, NO_ACKS)
+    primary::wait(ctx, args, replicas, timeout)
+}
+
+/// SYNC
+///
+/// # Format
+/// `SYNC` — makes the connection a replica without PSYNC: the RDB as `$<size>\r\n<bytes>`, then
+/// the stream (what `redis-cli --rdb` reads).
+fn sync(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    primary::sync(ctx, None).map_err(CmdError::from)
+}
+
+/// PSYNC replicationid offset
+///
+/// # Format
+/// `PSYNC replid offset` — `+CONTINUE <replid>` and the stream from `offset` when this server's
+/// backlog still holds it in that history; else `+FULLRESYNC <replid> <offset>`, the RDB, then
+/// the stream. `PSYNC ? -1` always asks for a full sync.
+fn psync(ctx: &mut Ctx, args: Args) -> CmdResult {
+    primary::sync(ctx, Some((&args[1], &args[2]))).map_err(CmdError::from)
 }
 
 /// ROLE
@@ -136,10 +154,29 @@ fn role(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let repl = &ctx.srv.repl;
     match &repl.master {
         None => {
+            let offset = repl.offset;
+            let replicas: Vec<(String, i64, i64)> = ctx
+                .srv
+                .primary
+                .replicas
+                .iter()
+                .filter_map(|&k| ctx.clients.get(k))
+                .filter_map(|c| {
+                    let p = c.peer.as_deref()?;
+                    let ip = p.ip.clone().unwrap_or_else(|| peer_ip(&c.addr));
+                    (p.state == PeerState::Online).then_some((ip, p.listening_port, p.ack_offset))
+                })
+                .collect();
             ctx.out.array(3);
             ctx.out.bulk(b"master");
-            ctx.out.int(repl.offset);
-            ctx.out.array(0);
+            ctx.out.int(offset);
+            ctx.out.array(replicas.len());
+            for (ip, port, ack) in replicas {
+                ctx.out.array(3);
+                ctx.out.bulk(ip.as_bytes());
+                ctx.out.bulk_int(port);
+                ctx.out.bulk_int(ack);
+            }
         }
         Some((host, port)) => {
             let (host, port, state, offset) =
@@ -153,6 +190,11 @@ fn role(ctx: &mut Ctx, _args: Args) -> CmdResult {
         }
     }
     Ok(())
+}
+
+/// The IP part of a client's `ip:port` address.
+pub fn peer_ip(addr: &str) -> String {
+    addr.rsplit_once(':').map_or(addr, |(ip, _)| ip).to_string()
 }
 
 const REPLICAOF_SYNTAX: &str = "args:(host-port:(host port:integer) | no-one:(NO ONE))";
@@ -176,6 +218,19 @@ pub const COMMANDS: &[Command] = &[
             "1.0.0",
             "O(1)",
             REPLICAOF_SYNTAX,
+        ),
+    Command::new("sync", sync, 1, NO_ASYNC_LOADING | ADMIN | NO_MULTI | NOSCRIPT)
+        .acl(acl::ADMIN | acl::DANGEROUS)
+        .group("server")
+        .doc("Internal command used for replication", "1.0.0", "", ""),
+    Command::new("psync", psync, -3, NO_ASYNC_LOADING | ADMIN | NO_MULTI | NOSCRIPT)
+        .acl(acl::ADMIN | acl::DANGEROUS)
+        .group("server")
+        .doc(
+            "Internal command used for replication",
+            "2.8.0",
+            "",
+            "replicationid offset:integer",
         ),
     Command::new("replconf", replconf, -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY)
         .acl(acl::ADMIN | acl::DANGEROUS)

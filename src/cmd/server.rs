@@ -474,9 +474,9 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             f!("total_net_input_bytes:{}", s.total_net_input_bytes);
             f!("total_net_output_bytes:{}", s.total_net_output_bytes);
             f!("rejected_connections:{}", s.rejected_connections);
-            f!("sync_full:0");
-            f!("sync_partial_ok:0");
-            f!("sync_partial_err:0");
+            f!("sync_full:{}", srv.primary.sync_full);
+            f!("sync_partial_ok:{}", srv.primary.sync_partial_ok);
+            f!("sync_partial_err:{}", srv.primary.sync_partial_err);
             f!("expired_keys:{}", sum(|d| d.expired_keys));
             f!("expired_stale_perc:{:.2}", s.expired_stale_perc * 100.0);
             f!("expired_time_cap_reached_count:0");
@@ -559,7 +559,29 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                     );
                 }
             }
-            f!("connected_slaves:0");
+            let replicas: Vec<&crate::server::client::Client> = srv
+                .primary
+                .replicas
+                .iter()
+                .filter_map(|&k| ctx.clients.get(k))
+                .collect();
+            f!("connected_slaves:{}", replicas.len());
+            for (i, c) in replicas.iter().enumerate() {
+                let Some(p) = c.peer.as_deref() else { continue };
+                use crate::server::primary::PeerState;
+                let (state, lag) = match p.state {
+                    PeerState::Online => ("online", p.ack_time.elapsed().as_secs()),
+                    _ => ("wait_bgsave", 0),
+                };
+                let ip =
+                    p.ip.clone()
+                        .unwrap_or_else(|| super::replication::peer_ip(&c.addr));
+                f!(
+                    "slave{i}:ip={ip},port={},state={state},offset={},lag={lag}",
+                    p.listening_port,
+                    p.ack_offset
+                );
+            }
             f!("master_failover_state:no-failover");
             f!("master_replid:{}", srv.replid);
             f!("master_replid2:{}", repl.replid2);
@@ -568,6 +590,13 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
             // A replica keeps the stream it applied since its sync (a primary without replicas
             // keeps none).
             match repl.history_start {
+                _ if srv.primary.backlog.is_some() => {
+                    let b = srv.primary.backlog.as_ref().expect("checked");
+                    f!("repl_backlog_active:1");
+                    f!("repl_backlog_size:{}", srv.config.inert.repl_backlog_size);
+                    f!("repl_backlog_first_byte_offset:{}", b.first_byte_offset());
+                    f!("repl_backlog_histlen:{}", b.histlen());
+                }
                 Some(start) if repl.master.is_some() => {
                     let size = srv.config.inert.repl_backlog_size;
                     f!("repl_backlog_active:1");

@@ -45,7 +45,7 @@ use crate::server::{gate, State};
 use crate::util::clock;
 
 /// What a blocking command replies when it gives up waiting.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 pub enum TimeoutReply {
     /// `$-1` / `_` (BLMOVE and BRPOPLPUSH when they may not block).
     Null,
@@ -54,6 +54,8 @@ pub enum TimeoutReply {
     NullArray,
     /// `:0`: WAIT's count of replicas that acknowledged (there are none).
     Zero,
+    /// WAIT's count of the replicas that acknowledged the client's last write by then.
+    Acks,
 }
 
 /// What a blocked command waits for.
@@ -89,6 +91,20 @@ impl Blocked {
     /// client's arguments).
     pub fn argv_len(&self) -> usize {
         self.argv.len()
+    }
+
+    /// A blocked WAIT's `numreplicas`; `None` for any other command.
+    pub fn numreplicas(&self) -> Option<i64> {
+        if self.wait.on_timeout != TimeoutReply::Acks {
+            return None;
+        }
+        let (s, e) = *self.spans.get(1)?;
+        crate::util::parse_i64(&self.argv[s..e])
+    }
+
+    /// Whether this is a WAIT for replicas' ACKs.
+    pub fn waits_for_acks(&self) -> bool {
+        self.wait.on_timeout == TimeoutReply::Acks
     }
 }
 
@@ -207,7 +223,17 @@ fn reply_timeout(out: &mut crate::resp::reply::Reply, kind: TimeoutReply) {
         TimeoutReply::Null => out.null(),
         TimeoutReply::NullArray => out.null_array(),
         TimeoutReply::Zero => out.int(0),
+        // Counted by the caller, which sees the replicas (`handle_timeouts`, `answer`).
+        TimeoutReply::Acks => {}
     }
+}
+
+/// Ends a WAIT with its count of replicas (Redis's `processClientsWaitingReplicas`).
+pub fn answer(srv: &mut State, clients: &mut Slab<Client>, id: usize, acks: i64) {
+    let c = &mut clients[id];
+    c.out.int(acks);
+    count_call(srv, c, false);
+    unblock(srv, clients, id);
 }
 
 /// Serves the clients blocked on the keys that became ready, FIFO per key, until no key is ready
@@ -286,9 +312,16 @@ pub fn handle_timeouts(srv: &mut State, clients: &mut Slab<Client>) {
             break;
         }
         srv.blocking.timers.remove(&(deadline, seq, id));
+        let acks = clients
+            .get(id)
+            .map(|c| crate::server::primary::count_acks(srv, clients, c.woff));
         if let Some(c) = clients.get_mut(id) {
             if let Some(b) = &c.blocked {
-                reply_timeout(&mut c.out, b.wait.on_timeout);
+                if b.wait.on_timeout == TimeoutReply::Acks {
+                    c.out.int(acks.unwrap_or(0));
+                } else {
+                    reply_timeout(&mut c.out, b.wait.on_timeout);
+                }
                 count_call(srv, c, false);
                 unblock(srv, clients, id);
             }

@@ -116,6 +116,10 @@ pub struct Client {
     pub monitor: bool,
     /// The link to this replica's primary: its commands are obeyed, not answered.
     pub is_master: bool,
+    /// What a primary knows of this client as its replica (from its first REPLCONF).
+    pub peer: Option<Box<crate::server::primary::Peer>>,
+    /// `master_repl_offset` after this client's last command that fed the stream (WAIT's).
+    pub woff: i64,
     /// Since when the output has been over the soft limit.
     pub obuf_soft_since: Option<Instant>,
     /// CLIENT TRACKING state (`server::tracking`).
@@ -164,6 +168,8 @@ impl Client {
             obuf_soft_since: None,
             tracking: Default::default(),
             is_master: false,
+            peer: None,
+            woff: 0,
         }
     }
 
@@ -174,7 +180,9 @@ impl Client {
     /// The `client-output-buffer-limit` class this client is held to: pubsub while subscribed,
     /// normal otherwise (a monitor too, as Redis's `getClientType`).
     pub fn obuf_limit(&self, limits: &ObufLimits) -> ObufLimit {
-        if self.subs.total() > 0 {
+        if self.is_replica() {
+            limits.replica
+        } else if self.subs.total() > 0 {
             limits.pubsub
         } else {
             limits.normal
@@ -274,6 +282,8 @@ impl Client {
     pub fn class(&self) -> &'static str {
         if self.is_master {
             "master"
+        } else if self.is_replica() {
+            "replica"
         } else if self.subs.total() > 0 {
             "pubsub"
         } else {
@@ -281,8 +291,18 @@ impl Client {
         }
     }
 
+    /// A replica of this server (past SYNC or PSYNC).
+    pub fn is_replica(&self) -> bool {
+        self.peer
+            .as_ref()
+            .is_some_and(|p| p.state != crate::server::primary::PeerState::Handshake)
+    }
+
     pub fn info_line(&self, resp: u8, out: &Reply, argv_mem: usize) -> String {
         let mut flags = String::new();
+        if self.is_replica() {
+            flags.push('S');
+        }
         if self.monitor {
             flags.push('O');
         }

@@ -391,7 +391,14 @@ pub fn call(ctx: &mut Ctx, idx: usize, args: Args) {
     let elapsed = clock::ticks_to_ns(clock::ticks().wrapping_sub(start));
     clock::end_call();
     if let Some(frame) = frame {
+        let before = ctx.srv.repl.offset;
         propagate::leave(ctx.srv, ctx.db, args, frame);
+        // WAIT waits for the replicas to take what this client's last write fed the stream.
+        if ctx.srv.repl.offset != before {
+            if let Some(c) = ctx.clients.get_mut(ctx.id) {
+                c.woff = ctx.srv.repl.offset;
+            }
+        }
     }
     // A command that blocked is counted once it is served, times out or is unblocked.
     let blocked = ctx.clients[ctx.id].blocked.is_some() || ctx.srv.blocking.keeps_blocked();

@@ -25,6 +25,7 @@ pub mod multi;
 pub mod notify;
 pub mod pause;
 pub mod persistence;
+pub mod primary;
 pub mod propagate;
 pub mod pubsub;
 pub mod replica;
@@ -97,6 +98,8 @@ pub struct State {
     pub replid: String,
     /// Replication: the primary this server follows, and the offset applied (replica.rs).
     pub repl: replica::Replication,
+    /// Replication: the replicas this server serves and its backlog (primary.rs).
+    pub primary: primary::Primary,
     /// `maxmemory` eviction (evict.rs).
     pub eviction: evict::Eviction,
     /// CLIENT PAUSE (pause.rs).
@@ -222,6 +225,7 @@ impl State {
             debug: Default::default(),
             replid: crate::util::random_hex40(),
             repl: Default::default(),
+            primary: Default::default(),
             eviction: evict::Eviction::default(),
             pause: pause::Pause::default(),
             startup_memory: 0,
@@ -563,6 +567,7 @@ impl<'a> Io<'a> {
                 self.state.config.list_max_listpack_size,
             );
             persistence::flush_aof(self.state);
+            self.deliver_stream();
             self.flush_pending();
             if Instant::now() >= next_cron {
                 self.cron();
@@ -900,6 +905,9 @@ impl<'a> Io<'a> {
             if c.is_master {
                 self.master_client_closed(key);
             }
+            if c.is_replica() {
+                self.replica_closed(key);
+            }
         }
     }
 
@@ -942,6 +950,7 @@ impl<'a> Io<'a> {
         self.active_expire();
         if self.state.repl.cron_due() {
             self.replication_cron();
+            self.primary_cron();
         }
         // A CONFIG SET may have lowered `tracking-table-max-keys` on an idle server.
         if self.state.tracking.clients > 0 {

@@ -50,7 +50,7 @@ pub struct Frame {
 
 /// Whether a sink takes propagated commands now: the AOF is recording.
 pub fn wanted(srv: &State) -> bool {
-    srv.persist.aof.recording()
+    srv.persist.aof.recording() || crate::server::primary::streaming(srv)
 }
 
 /// Called by the gate before a handler runs: `None` when nothing is collected.
@@ -147,6 +147,7 @@ pub fn expired_between_commands(srv: &mut State) {
     log_expired(srv);
     for op in std::mem::take(&mut srv.propagation.pending) {
         aof::append(&mut srv.persist.aof, std::slice::from_ref(&op));
+        crate::server::primary::feed(srv, std::slice::from_ref(&op));
     }
 }
 
@@ -175,6 +176,10 @@ fn commit(srv: &mut State) {
     }
     let mut ops = std::mem::take(&mut srv.propagation.pending);
     aof::append(&mut srv.persist.aof, &ops);
+    // A replica's own replicas would get its primary's stream as it came: none are served.
+    if srv.repl.master.is_none() {
+        crate::server::primary::feed(srv, &ops);
+    }
     ops.clear();
     srv.propagation.pending = ops;
 }

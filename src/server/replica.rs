@@ -225,6 +225,13 @@ impl Io<'_> {
     pub fn set_master(&mut self, host: String, port: u16) {
         let was_master = self.state.repl.master.is_none();
         self.drop_link();
+        // This server's replicas would need its primary's stream relayed: not built, so they go
+        // (and the backlog with them).
+        for key in std::mem::take(&mut self.state.primary.replicas) {
+            self.close_client(key);
+        }
+        self.state.primary.backlog = None;
+        crate::store::set_log_expired_for_replicas(false);
         super::blocking::unblock_all_with_error(
             self.state,
             self.clients,

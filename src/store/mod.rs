@@ -96,6 +96,7 @@ pub enum StoreEvent {
 
 thread_local! {
     static LOG_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LOG_EXPIRED_FOR_REPLICAS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAZY_EXPIRE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAZY_SERVER_DEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static SIGNAL_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -143,6 +144,11 @@ fn record(db: &mut Db, event: StoreEvent, key: &[u8]) {
 /// Record expired keys in `Db::expired_log` (while the AOF is on).
 pub fn set_log_expired(on: bool) {
     LOG_EXPIRED.with(|c| c.set(on));
+}
+
+/// Record expired keys for the replication stream too (while a primary streams to replicas).
+pub fn set_log_expired_for_replicas(on: bool) {
+    LOG_EXPIRED_FOR_REPLICAS.with(|c| c.set(on));
 }
 
 /// Keep expired keys' values in `Db::lazy_values` rather than freeing them
@@ -211,7 +217,7 @@ fn let_go(db: &mut Db, val: Value) {
 fn note_expired(db: &mut Db, key: &[u8]) {
     db.stats.expired_keys += 1;
     record(db, StoreEvent::Expired, key);
-    if LOG_EXPIRED.with(|c| c.get()) {
+    if LOG_EXPIRED.with(|c| c.get()) || LOG_EXPIRED_FOR_REPLICAS.with(|c| c.get()) {
         db.expired_log.push(key.to_vec());
     }
     if SIGNAL_EXPIRED.with(|c| c.get()) {

@@ -1,0 +1,236 @@
+//! Goblin Core as a primary (SYNC, PSYNC, the stream, the backlog, WAIT): Debian's redis-server
+//! 7.0.15 and Goblin Core as its replicas, checked with DEBUG DIGEST after writes of every type,
+//! scripts in all six engines, a Lua function library and GOBLIN.CAD; partial resync after a cut
+//! link; WAIT's counts; and the replication fields against a redis-server primary's.
+
+mod common;
+use common::{goblin, info_field, redis, show, Raw, Server};
+use std::time::{Duration, Instant};
+
+fn info_text(c: &mut Raw, field: &str) -> Option<String> {
+    let info = String::from_utf8_lossy(&c.cmd_str("INFO")).into_owned();
+    info.split("\r\n")
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(str::to_string)
+}
+
+/// Waits until `replica` applied all `primary` streamed.
+fn wait_synced(primary: &Server, replica: &Server) {
+    let (mut p, mut r) = (primary.raw(), replica.raw());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let want = info_field(&mut p, "master_repl_offset");
+        let up = info_text(&mut r, "master_link_status").as_deref() == Some("up");
+        if up && want.is_some() && info_field(&mut r, "slave_repl_offset") == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "replica did not catch up: {} / {}",
+            String::from_utf8_lossy(&p.cmd_str("INFO replication")),
+            String::from_utf8_lossy(&r.cmd_str("INFO replication"))
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn digest(s: &Server) -> String {
+    show(&s.raw().cmd_str("DEBUG DIGEST"))
+}
+
+const LIBRARY: &str = "#!lua name=lib\nredis.register_function('setter', function(keys, args) return redis.call('set', keys[1], args[1]) end)";
+
+/// Writes of every type, in two databases, with expiries, a transaction, a script in each
+/// engine, a function and GOBLIN.CAD.
+fn write_load(c: &mut Raw, round: usize) {
+    let r = round;
+    let lines = [
+        format!("SET s{r} v{r}"),
+        format!("SET t{r} v EX 6000"),
+        format!("INCRBYFLOAT f{r} 1.5"),
+        format!("RPUSH l{r} a b c d"),
+        format!("LPOP l{r}"),
+        format!("HSET h{r} f1 v1 f2 v2"),
+        format!("SADD st{r} m1 m2 m3"),
+        format!("SPOP st{r}"),
+        format!("ZADD z{r} 1 a 2 b 3 c"),
+        format!("XADD x{r} * field value"),
+        format!("PFADD hll{r} a b c"),
+        format!("SETBIT bits{r} 7 1"),
+        "MULTI".to_string(),
+        format!("INCR counter{r}"),
+        format!("EXPIRE s{r} 100000"),
+        "EXEC".to_string(),
+        format!("EVAL \"redis.call('set', KEYS[1], ARGV[1]) return redis.call('incr', KEYS[2])\" 2 e{r} n{r} val"),
+        format!("LUAU.EVAL \"return redis.call('SET', KEYS[1], 'luau')\" 1 luau{r}"),
+        format!("QUICKJS.EVAL \"return redis.call('SET', KEYS[0], 'js')\" 1 js{r}"),
+        format!("TCL.EVAL \"return [redis call SET [lindex $KEYS 0] tcl]\" 1 tcl{r}"),
+        format!("UPYTHON.EVAL \"return redis.call('SET', KEYS[0], 'py')\" 1 py{r}"),
+        format!("WREN.EVAL \"return Redis.call(\\\"SET\\\", keys[0], \\\"wren\\\")\" 1 wren{r}"),
+        format!("FCALL setter 1 fk{r} fv"),
+        format!("SET cad{r} token"),
+        format!("GOBLIN.CAD cad{r} token"),
+        "SELECT 3".to_string(),
+        format!("SET other{r} x"),
+        format!("ZINCRBY zz{r} 2.5 m"),
+        "SELECT 0".to_string(),
+        format!("DEL l{r}"),
+    ];
+    for line in &lines {
+        let reply = c.cmd_str(line);
+        assert!(!reply.starts_with(b"-"), "{line}: {}", show(&reply));
+    }
+}
+
+fn replicate(replica: &Server, primary: &Server) {
+    let line = format!("REPLICAOF 127.0.0.1 {}", primary.port);
+    assert_eq!(show(&replica.raw().cmd_str(&line)), "+OK\\r\\n");
+}
+
+fn primary_with_data() -> Server {
+    let g = goblin(&["--enable-debug-command", "yes"]);
+    let mut c = g.raw();
+    assert_eq!(
+        show(&c.cmd(&[b"FUNCTION", b"LOAD", LIBRARY.as_bytes()])),
+        "$3\\r\\nlib\\r\\n"
+    );
+    write_load(&mut c, 0);
+    g
+}
+
+/// redis-server and Goblin Core replicas of a Goblin Core primary hold its data, through the
+/// full sync, the stream, and a partial resync after the link is cut.
+#[test]
+fn redis_and_goblin_replicas_of_goblin() {
+    let g = primary_with_data();
+    let r = redis(&["--enable-debug-command", "yes"]);
+    let gr = goblin(&["--enable-debug-command", "yes"]);
+    for replica in [&r, &gr] {
+        replicate(replica, &g);
+        wait_synced(&g, replica);
+        assert_eq!(digest(replica), digest(&g), "after the full sync");
+    }
+    let mut c = g.raw();
+    write_load(&mut c, 1);
+    for replica in [&r, &gr] {
+        wait_synced(&g, replica);
+        assert_eq!(digest(replica), digest(&g), "after the stream");
+    }
+    assert_eq!(show(&c.cmd_str("CLIENT KILL TYPE replica")), ":2\\r\\n");
+    write_load(&mut c, 2);
+    for replica in [&r, &gr] {
+        wait_synced(&g, replica);
+        assert_eq!(digest(replica), digest(&g), "after the partial resync");
+    }
+    assert_eq!(info_field(&mut c, "sync_full"), Some(2));
+    assert_eq!(info_field(&mut c, "sync_partial_ok"), Some(2));
+    // Keys expired on the primary are deleted on the replicas by its DEL.
+    c.cmd_str("SET short v PX 50");
+    std::thread::sleep(Duration::from_millis(100));
+    c.cmd_str("GET short");
+    for replica in [&r, &gr] {
+        wait_synced(&g, replica);
+        assert_eq!(digest(replica), digest(&g), "after the expiry");
+    }
+}
+
+/// WAIT counts the replicas that acknowledged the caller's last write, as Redis's.
+#[test]
+fn wait_counts_acknowledging_replicas() {
+    let g = goblin(&[]);
+    let r = redis(&[]);
+    let mut c = g.raw();
+    assert_eq!(show(&c.cmd_str("WAIT 0 0")), ":0\\r\\n");
+    replicate(&r, &g);
+    wait_synced(&g, &r);
+    c.cmd_str("SET k v");
+    assert_eq!(show(&c.cmd_str("WAIT 1 5000")), ":1\\r\\n");
+    // Two asked, one there: the count when the time is up.
+    let started = Instant::now();
+    assert_eq!(show(&c.cmd_str("WAIT 2 300")), ":1\\r\\n");
+    assert!(started.elapsed() >= Duration::from_millis(280));
+    // WAIT on a replica is refused.
+    assert!(show(&r.raw().cmd_str("WAIT 1 0"))
+        .starts_with("-ERR WAIT cannot be used with replica instances."));
+}
+
+/// The replication fields of a primary with one replica, and ROLE, as a redis-server primary's.
+#[test]
+fn primary_fields_match_redis() {
+    let (gp, rp) = (goblin(&[]), redis(&[]));
+    let (gr, rr) = (redis(&[]), redis(&[]));
+    replicate(&gr, &gp);
+    replicate(&rr, &rp);
+    wait_synced(&gp, &gr);
+    wait_synced(&rp, &rr);
+    let fields = |s: &Server| -> Vec<String> {
+        let info = String::from_utf8_lossy(&s.raw().cmd_str("INFO replication")).into_owned();
+        info.split("\r\n")
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
+            .collect()
+    };
+    assert_eq!(fields(&gp), fields(&rp));
+    let shape = |s: &Server| -> String {
+        // Offsets and ports differ: the reply's shape and texts are compared.
+        let role = show(&s.raw().cmd_str("ROLE"));
+        role.split("\\r\\n")
+            .map(|p| {
+                if p.starts_with(':') || p.starts_with('$') || p.chars().all(|c| c.is_ascii_digit())
+                {
+                    "#"
+                } else {
+                    p
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(shape(&gp), shape(&rp));
+    let line = |s: &Server| info_text(&mut s.raw(), "slave0").unwrap_or_default();
+    let (gl, rl) = (line(&gp), line(&rp));
+    let keys = |l: &str| {
+        l.split(',')
+            .map(|kv| kv.split('=').next().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&gl), keys(&rl));
+    assert!(gl.contains("state=online"), "{gl}");
+    let flags = |s: &Server| {
+        let list =
+            String::from_utf8_lossy(&s.raw().cmd_str("CLIENT LIST TYPE replica")).into_owned();
+        list.split(' ')
+            .filter(|w| w.starts_with("flags="))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(flags(&gp), flags(&rp));
+}
+
+/// `redis-cli --rdb` (SYNC) takes a snapshot from Goblin Core that redis-server loads.
+#[test]
+fn redis_cli_rdb_snapshot() {
+    let g = primary_with_data();
+    let file = g.dir.join("snapshot.rdb");
+    let done = std::process::Command::new("redis-cli")
+        .args(["-p", &g.port.to_string(), "--rdb"])
+        .arg(&file)
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let dir = common::scratch_dir("rdbload");
+    std::fs::copy(&file, dir.join("dump.rdb")).unwrap();
+    let dir_s = dir.to_string_lossy().into_owned();
+    let r = redis(&[
+        "--dir",
+        &dir_s,
+        "--dbfilename",
+        "dump.rdb",
+        "--enable-debug-command",
+        "yes",
+    ]);
+    assert_eq!(digest(&r), digest(&g));
+}
