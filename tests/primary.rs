@@ -234,3 +234,31 @@ fn redis_cli_rdb_snapshot() {
     ]);
     assert_eq!(digest(&r), digest(&g));
 }
+
+/// Writes that keep coming while a replica syncs are in its snapshot or in the stream after it,
+/// never both: the BGSAVE starts in the same turn as `+FULLRESYNC`.
+#[test]
+fn writes_during_a_full_sync_are_applied_once() {
+    let g = goblin(&["--enable-debug-command", "yes"]);
+    let r = redis(&["--enable-debug-command", "yes"]);
+    let port = g.port;
+    let writer = std::thread::spawn(move || {
+        let mut c = Raw::connect(port);
+        for _ in 0..400 {
+            let batch: Vec<u8> = (0..10)
+                .flat_map(|_| common::encode_line("INCR counter"))
+                .collect();
+            c.send(&batch);
+            for _ in 0..10 {
+                c.reply();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    replicate(&r, &g);
+    writer.join().unwrap();
+    wait_synced(&g, &r);
+    assert_eq!(show(&r.raw().cmd_str("GET counter")), "$4\\r\\n4000\\r\\n");
+    assert_eq!(digest(&r), digest(&g));
+}

@@ -337,6 +337,9 @@ pub fn unblock_by_request(
     id: usize,
     error: bool,
 ) -> bool {
+    let acks = clients
+        .get(id)
+        .map(|c| crate::server::primary::count_acks(srv, clients, c.woff));
     let Some(c) = clients.get_mut(id) else {
         return false;
     };
@@ -345,6 +348,8 @@ pub fn unblock_by_request(
     };
     if error {
         c.out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else if b.wait.on_timeout == TimeoutReply::Acks {
+        c.out.int(acks.unwrap_or(0));
     } else {
         reply_timeout(&mut c.out, b.wait.on_timeout);
     }

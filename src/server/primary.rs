@@ -73,7 +73,9 @@ impl Backlog {
 pub enum PeerState {
     /// It sent REPLCONF, not yet SYNC or PSYNC: not a replica yet.
     Handshake,
-    /// Waiting for the BGSAVE its full sync needs.
+    /// Its full sync waits for a BGSAVE to start (another child runs): nothing sent yet.
+    WaitBgsaveStart,
+    /// The BGSAVE for it runs: `+FULLRESYNC` was sent, the stream since waits in `pending`.
     WaitBgsave,
     Online,
 }
@@ -116,9 +118,8 @@ pub struct Primary {
     pub replicas: Vec<usize>,
     /// Replicas whose output the stream filled this turn.
     pub wake: Vec<usize>,
-    /// The BGSAVE started for full syncs (its pid), and whether another is needed after it.
+    /// The BGSAVE started for full syncs (its pid).
     sync_child: Option<i32>,
-    sync_again: bool,
     /// INFO's `sync_full`, `sync_partial_ok`, `sync_partial_err`.
     pub sync_full: u64,
     pub sync_partial_ok: u64,
@@ -206,9 +207,10 @@ fn deliver_queued(srv: &mut State, clients: &mut slab::Slab<Client>) {
                 c.close_for_obuf();
                 srv.pubsub.to_close.push((key, c.id));
             }
-        } else {
+        } else if peer.state == PeerState::WaitBgsave {
             peer.pending.extend_from_slice(&bytes);
         }
+        // One still waiting for its BGSAVE to start gets these in the snapshot.
     }
     // The buffer is kept for the next bytes.
     let mut bytes = bytes;
@@ -312,21 +314,80 @@ pub fn sync(ctx: &mut Ctx, psync: Option<(&[u8], &[u8])>) -> Result<(), String> 
             srv.repl.replid2
         );
     }
-    // The stream restarts with a SELECT for whoever syncs now (Redis's `slaveseldb = -1`).
-    srv.primary.stream_db = None;
-    srv.primary.sync_again = true;
     let addr = ctx.clients[ctx.id].addr.clone();
     notice!("Replica {addr} asks for synchronization");
-    if psync.is_some() {
-        let line = format!("FULLRESYNC {} {}", ctx.srv.replid, ctx.srv.repl.offset);
-        ctx.out.simple(&line);
-        notice!("Full resync requested by replica {addr}");
-    }
     let peer = peer_of(ctx);
-    peer.state = PeerState::WaitBgsave;
+    peer.state = PeerState::WaitBgsaveStart;
     peer.old_sync = psync.is_none();
     ctx.srv.primary.replicas.push(ctx.id);
+    start_sync(ctx.srv, ctx.clients, Some((ctx.id, &mut *ctx.out)));
     Ok(())
+}
+
+/// Starts the BGSAVE the replicas waiting for a full sync need, unless another child runs (then
+/// the cron tries again): each gets `+FULLRESYNC <replid> <offset>` now, at the offset the
+/// snapshot holds, and the stream from there waits for the file (Redis's
+/// `startBgsaveForReplication` and `replicationSetupSlaveForFullResync`: nothing may run between
+/// the line and the fork, or the replica would apply it twice). `caller` is the client running
+/// SYNC or PSYNC now, with the output its command was lent.
+fn start_sync(
+    srv: &mut State,
+    clients: &mut slab::Slab<Client>,
+    mut caller: Option<(usize, &mut crate::resp::reply::Reply)>,
+) {
+    let starting: Vec<usize> = srv
+        .primary
+        .replicas
+        .iter()
+        .copied()
+        .filter(|&k| {
+            clients
+                .get(k)
+                .and_then(|c| c.peer.as_deref())
+                .is_some_and(|p| p.state == PeerState::WaitBgsaveStart)
+        })
+        .collect();
+    if starting.is_empty() || srv.persist.child_active() {
+        return;
+    }
+    // Everything before the snapshot goes to the replicas already streaming.
+    deliver_queued(srv, clients);
+    let forked = crate::persist::bgsave(&mut srv.persistence());
+    if let Ok(pid) = forked {
+        notice!("Starting BGSAVE for SYNC with target: disk");
+        srv.primary.sync_child = Some(pid);
+        // The stream restarts with a SELECT for whoever syncs now (Redis's `slaveseldb = -1`).
+        srv.primary.stream_db = None;
+    }
+    for key in starting {
+        let c = &mut clients[key];
+        let peer = c.peer.as_deref_mut().expect("a replica");
+        let line = match &forked {
+            Ok(_) if peer.old_sync => None,
+            Ok(_) => Some(format!(
+                "+FULLRESYNC {} {}\r\n",
+                srv.replid, srv.repl.offset
+            )),
+            Err(_) => Some("-ERR BGSAVE failed, replication can't continue\r\n".to_string()),
+        };
+        match &forked {
+            Ok(_) => peer.state = PeerState::WaitBgsave,
+            Err(e) => {
+                warning!("BGSAVE for replication failed: {e}");
+                c.close_after_reply = true;
+            }
+        }
+        let out = match caller.as_mut() {
+            Some((id, out)) if *id == key => &mut **out,
+            _ => {
+                srv.primary.wake.push(key);
+                &mut c.out
+            }
+        };
+        if let Some(line) = line {
+            out.buf.extend_from_slice(line.as_bytes());
+        }
+    }
 }
 
 impl Io<'_> {
@@ -373,26 +434,14 @@ impl Io<'_> {
             return;
         }
         self.finish_sync_child();
-        if self.state.primary.sync_again && !self.state.persist.child_active() {
-            self.state.primary.sync_again = false;
-            match crate::persist::bgsave(&mut self.state.persistence()) {
-                Ok(pid) => {
-                    notice!("Starting BGSAVE for SYNC with target: disk");
-                    self.state.primary.sync_child = Some(pid);
-                }
-                Err(e) => {
-                    warning!("BGSAVE for replication failed: {e}");
-                    self.drop_waiting_replicas();
-                }
-            }
-        }
+        start_sync(self.state, self.clients, None);
+        self.r.pending.append(&mut self.state.primary.wake);
         // Keepalives: a newline to those waiting for their RDB (not counted), PING in the stream.
         for &key in &self.state.primary.replicas {
             if let Some(c) = self.clients.get_mut(key) {
-                if c.peer
-                    .as_ref()
-                    .is_some_and(|p| p.state == PeerState::WaitBgsave)
-                {
+                if c.peer.as_ref().is_some_and(|p| {
+                    matches!(p.state, PeerState::WaitBgsaveStart | PeerState::WaitBgsave)
+                }) {
                     c.out.buf.push(b'\n');
                     self.r.pending.push(key);
                 }
