@@ -437,3 +437,23 @@ fn replication_commands_info_and_docs_match_redis() {
     let names = ["replicaof", "slaveof", "replconf", "role", "wait"];
     common::command_info_and_docs_match_redis(&names, &names);
 }
+
+/// CONFIG REWRITE writes the primary followed as `replicaof host port`, and drops the line once
+/// the server is a primary again (Sentinel relies on both).
+#[test]
+fn config_rewrite_keeps_replicaof_current() {
+    let p = primary(&[]);
+    let dir = common::scratch_dir("rewrite-replicaof");
+    let conf = dir.join("goblin.conf");
+    std::fs::write(&conf, "save \"\"\n").unwrap();
+    let g = goblin(&[&conf.to_string_lossy()]);
+    let mut c = g.raw();
+    replicate(&g, &p);
+    assert_eq!(show(&c.cmd_str("CONFIG REWRITE")), "+OK\\r\\n");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(text.contains(&format!("\nreplicaof 127.0.0.1 {}\n", p.port)), "{text}");
+    assert_eq!(show(&c.cmd_str("REPLICAOF NO ONE")), "+OK\\r\\n");
+    assert_eq!(show(&c.cmd_str("CONFIG REWRITE")), "+OK\\r\\n");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(!text.contains("replicaof"), "{text}");
+}

@@ -206,6 +206,10 @@ pub fn rewrite(c: &mut Config, path: &PathBuf) -> Result<(), String> {
         match find(name) {
             Some(d) if !written.contains(&d.name) => {
                 written.push(d.name);
+                // A primary's `replicaof` line goes (Redis's `rewriteConfigReplicaOfOption`).
+                if d.name == "replicaof" && d.get(c).is_empty() {
+                    continue;
+                }
                 out.push_str(&format_line(d, c));
                 out.push('\n');
             }
