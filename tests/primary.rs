@@ -262,3 +262,39 @@ fn writes_during_a_full_sync_are_applied_once() {
     assert_eq!(show(&r.raw().cmd_str("GET counter")), "$4\\r\\n4000\\r\\n");
     assert_eq!(digest(&r), digest(&g));
 }
+
+/// A replica whose offset the backlog no longer holds gets a full resync, not a partial one.
+#[test]
+fn a_backlog_overrun_means_a_full_resync() {
+    let g = goblin(&[
+        "--repl-backlog-size",
+        "16384",
+        "--enable-debug-command",
+        "yes",
+    ]);
+    let r = redis(&["--enable-debug-command", "yes"]);
+    replicate(&r, &g);
+    wait_synced(&g, &r);
+    let mut c = g.raw();
+    // The link is cut and 64 KB go by in the same pipeline, so in one turn of the primary's loop:
+    // the replica cannot be back before they passed the backlog.
+    let big = "x".repeat(1000);
+    let mut batch = common::encode_line("CLIENT KILL TYPE replica");
+    for i in 0..64 {
+        batch.extend(common::encode_line(&format!("SET big{i} {big}")));
+    }
+    c.send(&batch);
+    assert_eq!(show(&c.reply()), ":1\\r\\n");
+    for _ in 0..64 {
+        assert_eq!(show(&c.reply()), "+OK\\r\\n");
+    }
+    wait_synced(&g, &r);
+    assert_eq!(
+        info_field(&mut c, "sync_full"),
+        Some(2),
+        "{}",
+        show(&c.cmd_str("INFO stats"))
+    );
+    assert_eq!(info_field(&mut c, "repl_backlog_histlen"), Some(16384));
+    assert_eq!(digest(&r), digest(&g));
+}

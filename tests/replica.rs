@@ -451,7 +451,10 @@ fn config_rewrite_keeps_replicaof_current() {
     replicate(&g, &p);
     assert_eq!(show(&c.cmd_str("CONFIG REWRITE")), "+OK\\r\\n");
     let text = std::fs::read_to_string(&conf).unwrap();
-    assert!(text.contains(&format!("\nreplicaof 127.0.0.1 {}\n", p.port)), "{text}");
+    assert!(
+        text.contains(&format!("\nreplicaof 127.0.0.1 {}\n", p.port)),
+        "{text}"
+    );
     assert_eq!(show(&c.cmd_str("REPLICAOF NO ONE")), "+OK\\r\\n");
     assert_eq!(show(&c.cmd_str("CONFIG REWRITE")), "+OK\\r\\n");
     let text = std::fs::read_to_string(&conf).unwrap();
