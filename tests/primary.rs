@@ -298,3 +298,41 @@ fn a_backlog_overrun_means_a_full_resync() {
     assert_eq!(info_field(&mut c, "repl_backlog_histlen"), Some(16384));
     assert_eq!(digest(&r), digest(&g));
 }
+
+/// `min-replicas-to-write`: writes are refused without that many replicas acknowledging within
+/// `min-replicas-max-lag`, as Redis's.
+#[test]
+fn min_replicas_to_write() {
+    common::compare_both(&[&[
+        "CONFIG SET min-replicas-to-write 1",
+        "SET k v",
+        "GET k",
+        "EVAL \"return redis.call('set', 'k', 'v')\" 0",
+        "EVAL \"return redis.pcall('set', 'k', 'v')\" 0",
+        "EVAL \"return redis.call('get', 'k')\" 0",
+        "MULTI",
+        "SET k v",
+        "EXEC",
+        "CONFIG SET min-replicas-max-lag 0",
+        "SET k v",
+        "CONFIG SET min-replicas-max-lag 10",
+        "CONFIG SET min-replicas-to-write 0",
+        "SET k v",
+    ]]);
+    let g = goblin(&["--min-replicas-to-write", "1"]);
+    let r = redis(&[]);
+    let mut c = g.raw();
+    assert_eq!(
+        show(&c.cmd_str("SET k v")),
+        "-NOREPLICAS Not enough good replicas to write.\\r\\n"
+    );
+    replicate(&r, &g);
+    wait_synced(&g, &r);
+    // The replica's first ACK makes it good.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while show(&c.cmd_str("SET k v")) != "+OK\\r\\n" {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(info_field(&mut c, "min_slaves_good_slaves"), Some(1));
+}

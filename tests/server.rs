@@ -1207,7 +1207,6 @@ fn config_refuses_features_not_built() {
         ("tls-replication", "yes"),
         ("tls-cluster", "yes"),
         ("aof-disable-auto-gc", "yes"),
-        ("min-replicas-to-write", "1"),
         ("maxmemory-clients", "10%"),
         ("propagation-error-behavior", "panic"),
     ] {

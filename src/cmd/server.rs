@@ -566,6 +566,10 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                 .filter_map(|&k| ctx.clients.get(k))
                 .collect();
             f!("connected_slaves:{}", replicas.len());
+            if srv.config.min_replicas_to_write > 0 && srv.config.inert.min_replicas_max_lag > 0 {
+                let good = crate::server::primary::good_replicas(srv, ctx.clients);
+                f!("min_slaves_good_slaves:{good}");
+            }
             for (i, c) in replicas.iter().enumerate() {
                 let Some(p) = c.peer.as_deref() else { continue };
                 use crate::server::primary::PeerState;

@@ -690,8 +690,7 @@ pub static DIRECTIVES: &[Directive] = &[
         .check(|c| if c.syslog_enabled { Err("syslog-enabled yes is not supported by Goblin Core: it logs to logfile or standard output".into()) } else { Ok(()) }),
     d("socket-mark-id", int(|c| &mut c.socket_mark_id, 0, u32::MAX as i64)).immutable()
         .check(|c| if c.socket_mark_id != 0 { Err("socket-mark-id is not supported by Goblin Core: it must be 0".into()) } else { Ok(()) }),
-    d("min-replicas-to-write", int(|c| &mut c.min_replicas_to_write, 0, i32::MAX as i64)).alias("min-slaves-to-write")
-        .check(|c| if c.min_replicas_to_write != 0 { Err("Goblin Core has no replicas: min-replicas-to-write must be 0".into()) } else { Ok(()) }),
+    d("min-replicas-to-write", int(|c| &mut c.min_replicas_to_write, 0, i32::MAX as i64)).alias("min-slaves-to-write"),
     d("maxmemory-clients", Kind::Special { get: |c| memory_or_percent_text(c.maxmemory_clients), set: set_maxmemory_clients }),
     d("propagation-error-behavior", Kind::Enum(|c| &mut c.propagation_error_behavior, &["ignore", "panic", "panic-on-replicas"]))
         .check(|c| if c.propagation_error_behavior == "panic" { Err("propagation-error-behavior panic (panicking on an AOF command's error) is not supported by Goblin Core".into()) } else { Ok(()) }),

@@ -327,6 +327,11 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
             return reject(ctx, idx, args, &msg);
         }
     }
+    if line_flags(ctx, idx, args) & WRITE != 0
+        && !crate::server::primary::enough_good_replicas(ctx.srv, ctx.clients)
+    {
+        return reject(ctx, idx, args, crate::server::primary::NOREPLICAS_ERROR);
+    }
     if ctx.srv.repl.master.is_some() && !obeyed {
         let flags = line_flags(ctx, idx, args);
         if ctx.srv.config.replica_read_only && flags & WRITE != 0 {
@@ -470,6 +475,10 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
             "ERR The user executing the script {}",
             why.message()
         ));
+        return;
+    }
+    if cmd.has(WRITE) && !crate::server::primary::enough_good_replicas(ctx.srv, ctx.clients) {
+        ctx.out.error(crate::server::primary::NOREPLICAS_ERROR);
         return;
     }
     // A read-only replica's scripts may not write (Redis's `scriptVerifyWriteCommandAllow`).

@@ -218,6 +218,32 @@ fn deliver_queued(srv: &mut State, clients: &mut slab::Slab<Client>) {
     srv.primary.queued = bytes;
 }
 
+/// Whether writes may run (Redis's `checkGoodReplicasStatus`): without `min-replicas-to-write`
+/// and `min-replicas-max-lag` both set, always; else when that many online replicas sent an ACK
+/// within the lag. A replica's writes come from its primary: never refused.
+pub fn enough_good_replicas(srv: &State, clients: &slab::Slab<Client>) -> bool {
+    let (want, lag) = (
+        srv.config.min_replicas_to_write,
+        srv.config.inert.min_replicas_max_lag,
+    );
+    srv.repl.master.is_some() || want == 0 || lag == 0 || good_replicas(srv, clients) >= want
+}
+
+/// INFO's `min_slaves_good_slaves`: online replicas whose last ACK is within
+/// `min-replicas-max-lag` seconds.
+pub fn good_replicas(srv: &State, clients: &slab::Slab<Client>) -> i64 {
+    let lag = srv.config.inert.min_replicas_max_lag.max(0) as u64;
+    srv.primary
+        .replicas
+        .iter()
+        .filter_map(|&k| clients.get(k).and_then(|c| c.peer.as_deref()))
+        .filter(|p| p.state == PeerState::Online && p.ack_time.elapsed().as_secs() <= lag)
+        .count() as i64
+}
+
+/// The refusal of a write without enough good replicas.
+pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
+
 /// How many online replicas acknowledged `offset` (Redis's `replicationCountAcksByOffset`).
 pub fn count_acks(srv: &State, clients: &slab::Slab<Client>, offset: i64) -> i64 {
     srv.primary
