@@ -336,3 +336,41 @@ fn min_replicas_to_write() {
     }
     assert_eq!(info_field(&mut c, "min_slaves_good_slaves"), Some(1));
 }
+
+/// Goblin Core → Goblin Core → (Goblin Core and redis-server): the middle replica relays its
+/// primary's stream byte for byte, so everyone's offset is the top primary's and partial resyncs
+/// work at either link.
+#[test]
+fn chained_replicas() {
+    let top = primary_with_data();
+    let middle = goblin(&["--enable-debug-command", "yes"]);
+    replicate(&middle, &top);
+    wait_synced(&top, &middle);
+    let (leaf_g, leaf_r) = (
+        goblin(&["--enable-debug-command", "yes"]),
+        redis(&["--enable-debug-command", "yes"]),
+    );
+    for leaf in [&leaf_g, &leaf_r] {
+        replicate(leaf, &middle);
+    }
+    let mut c = top.raw();
+    write_load(&mut c, 1);
+    for leaf in [&leaf_g, &leaf_r] {
+        wait_synced(&top, leaf);
+        assert_eq!(digest(leaf), digest(&top), "through the chain");
+    }
+    // Cut the top link, then the lower ones: each side resumes partially.
+    assert_eq!(show(&c.cmd_str("CLIENT KILL TYPE replica")), ":1\\r\\n");
+    write_load(&mut c, 2);
+    assert_eq!(
+        show(&middle.raw().cmd_str("CLIENT KILL TYPE replica")),
+        ":2\\r\\n"
+    );
+    write_load(&mut c, 3);
+    for leaf in [&leaf_g, &leaf_r] {
+        wait_synced(&top, leaf);
+        assert_eq!(digest(leaf), digest(&top), "after the cuts");
+    }
+    assert_eq!(info_field(&mut c, "sync_partial_ok"), Some(1));
+    assert_eq!(info_field(&mut middle.raw(), "sync_partial_ok"), Some(2));
+}

@@ -460,3 +460,28 @@ fn config_rewrite_keeps_replicaof_current() {
     let text = std::fs::read_to_string(&conf).unwrap();
     assert!(!text.contains("replicaof"), "{text}");
 }
+
+/// A partial resync goes on in the database the primary's stream had selected: the primary does
+/// not select it again.
+#[test]
+fn partial_resync_keeps_the_streams_database() {
+    let p = primary(&[]);
+    let g = goblin(&["--enable-debug-command", "yes"]);
+    replicate(&g, &p);
+    wait_synced(&p, &g);
+    let mut c = p.raw();
+    c.cmd_str("SELECT 3");
+    c.cmd_str("SET before 1");
+    wait_synced(&p, &g);
+    assert_eq!(show(&c.cmd_str("CLIENT KILL TYPE replica")), ":1\\r\\n");
+    c.cmd_str("SET after 1");
+    wait_synced(&p, &g);
+    assert_eq!(info_field(&mut c, "sync_partial_ok"), Some(1));
+    let mut gc = g.raw();
+    gc.cmd_str("SELECT 3");
+    assert_eq!(
+        show(&gc.cmd_str("MGET before after")),
+        "*2\\r\\n$1\\r\\n1\\r\\n$1\\r\\n1\\r\\n"
+    );
+    assert_eq!(digest(&g), digest(&p));
+}

@@ -530,7 +530,10 @@ fn info_section(ctx: &mut Ctx, section: &str, o: &mut String) {
                     } else {
                         1
                     };
-                    f!("slave_read_repl_offset:{}", applied + repl.unapplied);
+                    f!(
+                        "slave_read_repl_offset:{}",
+                        applied + repl.unapplied.len() as i64
+                    );
                     f!("slave_repl_offset:{applied}");
                     if let Some((total, read)) = transfer {
                         let perc = if total > 0 {

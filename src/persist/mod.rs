@@ -94,6 +94,8 @@ pub struct Persist {
     /// What a snapshot keeps of each key's access stamp under the eviction policy (the server
     /// keeps it current).
     pub stamps: rdb::Stamps,
+    /// Set by a primary around the BGSAVE of a full sync: the snapshot's replication fields.
+    pub repl_aux: Option<rdb::ReplAux>,
 }
 
 pub struct Child {
@@ -117,6 +119,7 @@ impl Default for Persist {
             loaded_expired: 0,
             aof: aof::Aof::default(),
             stamps: rdb::Stamps::None,
+            repl_aux: None,
         }
     }
 }
@@ -128,6 +131,7 @@ impl Persist {
             compress: c.rdbcompression,
             list_fill: c.list_max_listpack_size,
             stamps: self.stamps,
+            repl: self.repl_aux,
         }
     }
 }

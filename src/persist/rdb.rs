@@ -67,6 +67,17 @@ pub struct SaveOpts {
     /// What of each key's access stamp is saved, as Redis does under an LRU or LFU
     /// `maxmemory-policy`: its idle time (IDLE) or its LFU counter (FREQ).
     pub stamps: Stamps,
+    /// The replication fields of a snapshot for replicas (Redis's `rdbSaveInfo`).
+    pub repl: Option<ReplAux>,
+}
+
+/// Where a snapshot sits in the replication stream: the stream's history, its offset, and the
+/// database it had selected (a replica starts applying what follows there).
+#[derive(Clone, Copy)]
+pub struct ReplAux {
+    pub stream_db: usize,
+    pub replid: [u8; 40],
+    pub offset: i64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -331,6 +342,11 @@ pub fn write_header(b: &mut Vec<u8>, used_mem: u64, opts: SaveOpts) {
     let now = crate::util::clock::wall_us() / 1_000_000;
     aux(b, "ctime", now.to_string().as_bytes());
     aux(b, "used-mem", used_mem.to_string().as_bytes());
+    if let Some(r) = opts.repl {
+        aux(b, "repl-stream-db", r.stream_db.to_string().as_bytes());
+        aux(b, "repl-id", &r.replid);
+        aux(b, "repl-offset", r.offset.to_string().as_bytes());
+    }
     aux(b, "aof-base", b"0");
 }
 
@@ -777,6 +793,8 @@ pub fn read_object(r: &mut Reader, t: u8, lim: Limits) -> R<Option<Value>> {
 #[derive(Default, Debug)]
 pub struct LoadInfo {
     pub version: u32,
+    /// The database the replication stream had selected when the snapshot was taken.
+    pub repl_stream_db: Option<usize>,
     pub redis_ver: Option<String>,
     pub ctime: Option<i64>,
     pub used_mem: Option<i64>,
@@ -861,6 +879,7 @@ pub fn load(
                     b"redis-ver" => info.redis_ver = Some(text),
                     b"ctime" => info.ctime = text.parse().ok(),
                     b"used-mem" => info.used_mem = text.parse().ok(),
+                    b"repl-stream-db" => info.repl_stream_db = text.parse().ok(),
                     _ => {}
                 }
                 continue;

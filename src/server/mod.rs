@@ -748,7 +748,7 @@ impl<'a> Io<'a> {
                     crate::store::set_obeying_master(false);
                     if is_master {
                         let end = parser.position();
-                        self.count_applied(key, &mut out, end - counted_to);
+                        self.count_applied(key, &mut out, &query[counted_to..end]);
                         counted_to = end;
                     }
                     if !self.state.key_events.ready.is_empty() {
@@ -903,7 +903,7 @@ impl<'a> Io<'a> {
             c.conn.shutdown();
             verbose!("Client closed connection id={} addr={}", c.id, c.addr);
             if c.is_master {
-                self.master_client_closed(key);
+                self.master_client_closed(key, c.db);
             }
             if c.is_replica() {
                 self.replica_closed(key);

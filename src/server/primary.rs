@@ -244,6 +244,33 @@ pub fn good_replicas(srv: &State, clients: &slab::Slab<Client>) -> i64 {
 /// The refusal of a write without enough good replicas.
 pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
 
+/// A backlog starting after `master_repl_offset` (a replica makes one at each full sync, so its
+/// own replicas can resume partially).
+pub fn create_backlog(srv: &mut State) {
+    srv.primary.backlog = Some(Backlog {
+        bytes: VecDeque::new(),
+        size: srv.config.inert.repl_backlog_size.max(16 * 1024) as usize,
+        first: srv.repl.offset + 1,
+    });
+    srv.primary.stream_db = None;
+    crate::store::set_log_expired_for_replicas(true);
+}
+
+/// The next op fed selects its database (Redis's `slaveseldb = -1`).
+pub fn restart_stream(srv: &mut State) {
+    srv.primary.stream_db = None;
+}
+
+/// A replica relays what it applied of its primary's stream, byte for byte, to its backlog and
+/// its own replicas (Redis's `replicationFeedStreamFromMasterStream`): their offsets are its
+/// primary's. `master_repl_offset` moved already.
+pub fn relay(srv: &mut State, bytes: &[u8]) {
+    if let Some(b) = srv.primary.backlog.as_mut() {
+        b.push(bytes);
+        srv.primary.queued.extend_from_slice(bytes);
+    }
+}
+
 /// How many online replicas acknowledged `offset` (Redis's `replicationCountAcksByOffset`).
 pub fn count_acks(srv: &State, clients: &slab::Slab<Client>, offset: i64) -> i64 {
     srv.primary
@@ -286,9 +313,9 @@ pub fn sync(ctx: &mut Ctx, psync: Option<(&[u8], &[u8])>) -> Result<(), String> 
         // Already a replica: ignored, as Redis.
         return Ok(());
     }
-    if ctx.srv.repl.master.is_some() {
-        // A replica of replicas (chained replication) is not built.
-        return Err("NOMASTERLINK Can't SYNC: this replica serves no replicas of its own (chained replication is not built)".into());
+    // A replica serves its own replicas the stream it applies, once it has one.
+    if ctx.srv.repl.master.is_some() && !ctx.srv.repl.link_up() {
+        return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
     }
     if !ctx.out.buf.is_empty() {
         return Err("ERR SYNC and PSYNC are invalid with pending output".into());
@@ -323,17 +350,14 @@ pub fn sync(ctx: &mut Ctx, psync: Option<(&[u8], &[u8])>) -> Result<(), String> 
     let srv = &mut *ctx.srv;
     srv.primary.sync_full += 1;
     if srv.primary.backlog.is_none() {
-        // The first replica: a new history starts here (Redis's `changeReplicationId`).
-        srv.replid = crate::util::random_hex40();
-        srv.repl.replid2 = "0".repeat(40);
-        srv.repl.second_offset = -1;
-        srv.primary.backlog = Some(Backlog {
-            bytes: VecDeque::new(),
-            size: srv.config.inert.repl_backlog_size.max(16 * 1024) as usize,
-            first: srv.repl.offset + 1,
-        });
-        srv.primary.stream_db = None;
-        crate::store::set_log_expired_for_replicas(true);
+        if srv.repl.master.is_none() {
+            // The first replica of a primary: a new history starts here (Redis's
+            // `changeReplicationId`). A replica's history is its primary's.
+            srv.replid = crate::util::random_hex40();
+            srv.repl.replid2 = "0".repeat(40);
+            srv.repl.second_offset = -1;
+        }
+        create_backlog(srv);
         notice!(
             "Replication backlog created, my new replication IDs are '{}' and '{}'",
             srv.replid,
@@ -378,7 +402,22 @@ fn start_sync(
     }
     // Everything before the snapshot goes to the replicas already streaming.
     deliver_queued(srv, clients);
+    // The snapshot says where the stream stands: a replica relaying its primary's stream tells
+    // the database that stream selected (its master client's); a primary's next op selects.
+    let stream_db = srv
+        .repl
+        .master_client
+        .and_then(|k| clients.get(k))
+        .map_or(0, |c| c.db);
+    let mut replid = [0u8; 40];
+    replid.copy_from_slice(&srv.replid.as_bytes()[..40]);
+    srv.persist.repl_aux = Some(crate::persist::rdb::ReplAux {
+        stream_db,
+        replid,
+        offset: srv.repl.offset,
+    });
     let forked = crate::persist::bgsave(&mut srv.persistence());
+    srv.persist.repl_aux = None;
     if let Ok(pid) = forked {
         notice!("Starting BGSAVE for SYNC with target: disk");
         srv.primary.sync_child = Some(pid);
@@ -479,7 +518,8 @@ impl Io<'_> {
             .primary
             .last_ping
             .is_none_or(|t| t.elapsed().as_secs() >= period);
-        if due {
+        // A replica relays its primary's PINGs instead.
+        if due && self.state.repl.master.is_none() {
             self.state.primary.last_ping = Some(Instant::now());
             feed_bytes(self.state, PING);
         }

@@ -147,7 +147,9 @@ pub fn expired_between_commands(srv: &mut State) {
     log_expired(srv);
     for op in std::mem::take(&mut srv.propagation.pending) {
         aof::append(&mut srv.persist.aof, std::slice::from_ref(&op));
-        crate::server::primary::feed(srv, std::slice::from_ref(&op));
+        if srv.repl.master.is_none() {
+            crate::server::primary::feed(srv, std::slice::from_ref(&op));
+        }
     }
 }
 
@@ -176,7 +178,7 @@ fn commit(srv: &mut State) {
     }
     let mut ops = std::mem::take(&mut srv.propagation.pending);
     aof::append(&mut srv.persist.aof, &ops);
-    // A replica's own replicas would get its primary's stream as it came: none are served.
+    // A replica's own replicas get its primary's stream as it came (`primary::relay`).
     if srv.repl.master.is_none() {
         crate::server::primary::feed(srv, &ops);
     }

@@ -59,8 +59,11 @@ pub struct Replication {
     /// Where this server's data set starts in the replication history (the full sync's offset),
     /// for the backlog fields; `None` before the first sync.
     pub history_start: Option<i64>,
-    /// Bytes of the master's stream applied since the last command ended inside MULTI.
-    pub unapplied: i64,
+    /// The primary's stream read but not applied yet: a MULTI block until its EXEC.
+    pub unapplied: Vec<u8>,
+    /// The database the primary's stream has selected, kept across a dropped link (a partial
+    /// resync goes on where it was, without a SELECT).
+    master_db: usize,
     /// The master's REPLCONF GETACK asked for an ACK after the command.
     pub ack_asked: bool,
     /// When the link last went down (`master_link_down_since_seconds`), `None` before it ever
@@ -82,7 +85,8 @@ impl Default for Replication {
             replid2: "0".repeat(REPLID_LEN),
             second_offset: -1,
             history_start: None,
-            unapplied: 0,
+            unapplied: Vec::new(),
+            master_db: 0,
             ack_asked: false,
             down_since: None,
             last_io: Instant::now(),
@@ -225,13 +229,8 @@ impl Io<'_> {
     pub fn set_master(&mut self, host: String, port: u16) {
         let was_master = self.state.repl.master.is_none();
         self.drop_link();
-        // This server's replicas would need its primary's stream relayed: not built, so they go
-        // (and the backlog with them).
-        for key in std::mem::take(&mut self.state.primary.replicas) {
-            self.close_client(key);
-        }
-        self.state.primary.backlog = None;
-        crate::store::set_log_expired_for_replicas(false);
+        // This server's replicas stay: they get the new primary's stream relayed, or reconnect
+        // if this server has to sync in full.
         super::blocking::unblock_all_with_error(
             self.state,
             self.clients,
@@ -261,6 +260,8 @@ impl Io<'_> {
         self.state.repl.master = None;
         self.state.config.replicaof = None;
         crate::store::set_replica_expiry(false);
+        // This server's own writes start its stream: the first selects its database.
+        super::primary::restart_stream(self.state);
         // The history so far stays reachable as the second ID (`shiftReplicationId`).
         let repl = &mut self.state.repl;
         repl.replid2 = std::mem::replace(&mut self.state.replid, crate::util::random_hex40());
@@ -286,11 +287,12 @@ impl Io<'_> {
             Link::Idle | Link::Connected => {}
         }
         if let Some(key) = self.state.repl.master_client.take() {
-            if self.clients.contains(key) {
+            if let Some(c) = self.clients.get(key) {
+                self.state.repl.master_db = c.db;
                 self.close_client(key);
             }
         }
-        self.state.repl.unapplied = 0;
+        self.state.repl.unapplied.clear();
     }
 
     /// The link broke: back to `Idle`, the cron tries again.
@@ -574,11 +576,15 @@ impl Io<'_> {
         notice!("Successful partial resynchronization with master.");
         if let Some(new) = replid {
             if new != self.state.replid {
-                // The primary's history continues under a new ID (it was promoted): ours too.
+                // The primary's history continues under a new ID (it was promoted): ours too, and
+                // this server's replicas reconnect to learn it (they resume partially).
                 let old = std::mem::replace(&mut self.state.replid, new);
                 self.state.repl.replid2 = old;
                 self.state.repl.second_offset = self.state.repl.offset + 1;
                 warning!("Master replication ID changed to {}", self.state.replid);
+                for key in self.state.primary.replicas.clone() {
+                    self.close_client(key);
+                }
             }
         }
         notice!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
@@ -631,6 +637,13 @@ impl Io<'_> {
         self.state.replid = replid;
         self.state.repl.offset = offset;
         self.state.repl.history_start = Some(offset);
+        self.state.repl.master_db = info.repl_stream_db.unwrap_or(0);
+        // This server's own replicas held the old history: they go and sync again; the backlog
+        // starts over at the new offset.
+        for key in self.state.primary.replicas.clone() {
+            self.close_client(key);
+        }
+        super::primary::create_backlog(self.state);
         self.state.repl.replid2 = "0".repeat(REPLID_LEN);
         self.state.repl.second_offset = -1;
         // What was loaded is neither a change to save nor to log again.
@@ -678,6 +691,7 @@ impl Io<'_> {
         self.state.next_client_id += 1;
         let mut c = Client::new(id, Conn::Tcp(stream), fd, addr, laddr, false);
         c.is_master = true;
+        c.db = self.state.repl.master_db;
         c.authenticated = true;
         c.reply_mode = ReplyMode::Off;
         c.query = rest;
@@ -688,7 +702,7 @@ impl Io<'_> {
         repl.master_client = Some(key);
         repl.link = Link::Connected;
         repl.down_since = None;
-        repl.unapplied = 0;
+        repl.unapplied.clear();
         repl.last_io = Instant::now();
         self.r.pending.push(key);
         self.process_input(key);
@@ -697,11 +711,12 @@ impl Io<'_> {
 
     /// The master client is gone (the primary closed the link, or a protocol error): the cron
     /// connects again, offering the offset applied.
-    pub(super) fn master_client_closed(&mut self, key: usize) {
+    pub(super) fn master_client_closed(&mut self, key: usize, db: usize) {
+        self.state.repl.master_db = db;
         if self.state.repl.master_client == Some(key) {
             self.state.repl.master_client = None;
             self.state.repl.link = Link::Idle;
-            self.state.repl.unapplied = 0;
+            self.state.repl.unapplied.clear();
             self.state.repl.down_since = Some(Instant::now());
             notice!("Connection with master lost.");
         }
@@ -742,16 +757,22 @@ impl Io<'_> {
     /// After one of the primary's commands (`bytes` of its stream): an ACK if it asked (with the
     /// offset before its GETACK, as Redis), then the offset moves on, unless inside MULTI (a block
     /// counts at its EXEC, so a link cut mid-block resumes before MULTI).
-    pub(super) fn count_applied(&mut self, key: usize, out: &mut Reply, bytes: usize) {
+    pub(super) fn count_applied(&mut self, key: usize, out: &mut Reply, bytes: &[u8]) {
         let repl = &mut self.state.repl;
         if std::mem::take(&mut repl.ack_asked) {
             out.buf.extend_from_slice(&ack(repl.offset));
         }
-        repl.unapplied += bytes as i64;
-        if !self.clients[key].tx.in_multi() {
-            repl.offset += std::mem::take(&mut repl.unapplied);
-        }
+        repl.unapplied.extend_from_slice(bytes);
         repl.last_io = Instant::now();
+        if self.clients[key].tx.in_multi() {
+            return;
+        }
+        let applied = std::mem::take(&mut self.state.repl.unapplied);
+        self.state.repl.offset += applied.len() as i64;
+        super::primary::relay(self.state, &applied);
+        let mut applied = applied;
+        applied.clear();
+        self.state.repl.unapplied = applied;
     }
 
     /// Queues `REPLCONF ACK <offset>` on the master client, past CLIENT REPLY's silence.
