@@ -963,6 +963,7 @@ impl<'a> Io<'a> {
         }
         self.state.scripting.collect_due();
         crate::persist::cron(&mut self.state.persistence());
+        self.sync_replicas();
         let samples = &mut self.state.stats.ops_samples;
         samples.push((Instant::now(), self.state.stats.total_commands_processed));
         if samples.len() > 16 {

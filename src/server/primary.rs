@@ -466,6 +466,8 @@ impl Io<'_> {
         self.r.pending.append(&mut self.state.primary.wake);
         if std::mem::take(&mut self.state.primary.acks_changed) {
             self.answer_waits();
+            // The answered WAITs' replies (and what their clients pipelined after) go out now.
+            self.process_unblocked();
         }
     }
 
@@ -492,15 +494,23 @@ impl Io<'_> {
         }
     }
 
-    /// Once a second: start the BGSAVE full syncs wait for, send its file when it is done, PING
-    /// the replicas, and drop the silent ones (Redis's `replicationCron`).
-    pub(super) fn primary_cron(&mut self) {
+    /// At every cron tick, once the BGSAVE child was reaped: its file goes to the replicas that
+    /// waited for it, and the next one starts for those that came meanwhile.
+    pub(super) fn sync_replicas(&mut self) {
         if self.state.primary.replicas.is_empty() {
             return;
         }
         self.finish_sync_child();
         start_sync(self.state, self.clients, None);
         self.r.pending.append(&mut self.state.primary.wake);
+    }
+
+    /// Once a second: PING the replicas, a newline to those waiting for their RDB, and drop the
+    /// silent ones (Redis's `replicationCron`).
+    pub(super) fn primary_cron(&mut self) {
+        if self.state.primary.replicas.is_empty() {
+            return;
+        }
         // Keepalives: a newline to those waiting for their RDB (not counted), PING in the stream.
         for &key in &self.state.primary.replicas {
             if let Some(c) = self.clients.get_mut(key) {

@@ -324,6 +324,8 @@ impl Io<'_> {
                 return;
             }
         };
+        // ACKs are small writes that must not wait for Nagle's timer (as clients' sockets).
+        let _ = stream.set_nodelay(true);
         if let Err(e) = self.r.poll.registry().register(
             &mut stream,
             Token(LINK_TOKEN),
