@@ -922,3 +922,56 @@ fn lua_string_hash_benchmark_runs_at_tiny_size() {
         assert!(number(redis_ms).is_some_and(|v| v > 0.0), "{row:?}");
     }
 }
+
+/// `replication_benchmark.py`: writes with 0, 1 and 2 replicas, the catch-up WAIT, and a full
+/// sync, on both servers; every row's ratio is Goblin Core's value over Redis's, as printed.
+#[test]
+fn replication_benchmark_driver_runs_at_tiny_size() {
+    let driver = "replication_benchmark.py";
+    let dir = scratch_dir("bench-replication");
+    let json = dir.join("results.json");
+    let out = run_driver(
+        driver,
+        &[
+            "--requests",
+            "2000",
+            "--keys",
+            "500",
+            "--rounds",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = succeeded(driver, &out);
+    let table = &tables(&stdout)[0];
+    assert_eq!(table.header, ["figure", "ratio", "Goblin Core", "Redis"]);
+    let names = [
+        "SET req/s, 0 replica(s)",
+        "SET req/s, 1 replica(s)",
+        "SET req/s, 2 replica(s)",
+        "catch-up ms after the run, 1 replica(s)",
+        "catch-up ms after the run, 2 replica(s)",
+        "full sync s, 500 keys",
+    ];
+    assert_eq!(table.names(), names);
+    for name in names {
+        let row = table.row(name);
+        let (g, r): (f64, f64) = (row[2].parse().unwrap(), row[3].parse().unwrap());
+        let ratio: f64 = row[1].trim_end_matches('×').parse().unwrap();
+        assert!(g > 0.0 && r >= 0.0, "{name}: {row:?}");
+        // Values shown to a tenth or less are too rounded to recompute the ratio from.
+        if r >= 100.0 {
+            assert!(
+                (ratio - g / r).abs() <= 0.01 + 0.01 * ratio,
+                "{name}: {row:?}"
+            );
+        }
+    }
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        text.contains("\"full_sync\"") && text.contains("\"set_2\""),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
