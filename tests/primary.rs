@@ -4,41 +4,9 @@
 //! link; WAIT's counts; and the replication fields against a redis-server primary's.
 
 mod common;
+use common::repl::{digest, info_text, replicate, wait_synced, LIBRARY};
 use common::{goblin, info_field, redis, show, Raw, Server};
 use std::time::{Duration, Instant};
-
-fn info_text(c: &mut Raw, field: &str) -> Option<String> {
-    let info = String::from_utf8_lossy(&c.cmd_str("INFO")).into_owned();
-    info.split("\r\n")
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(str::to_string)
-}
-
-/// Waits until `replica` applied all `primary` streamed.
-fn wait_synced(primary: &Server, replica: &Server) {
-    let (mut p, mut r) = (primary.raw(), replica.raw());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let want = info_field(&mut p, "master_repl_offset");
-        let up = info_text(&mut r, "master_link_status").as_deref() == Some("up");
-        if up && want.is_some() && info_field(&mut r, "slave_repl_offset") == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "replica did not catch up: {} / {}",
-            String::from_utf8_lossy(&p.cmd_str("INFO replication")),
-            String::from_utf8_lossy(&r.cmd_str("INFO replication"))
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn digest(s: &Server) -> String {
-    show(&s.raw().cmd_str("DEBUG DIGEST"))
-}
-
-const LIBRARY: &str = "#!lua name=lib\nredis.register_function('setter', function(keys, args) return redis.call('set', keys[1], args[1]) end)";
 
 /// Writes of every type, in two databases, with expiries, a transaction, a script in each
 /// engine, a function and GOBLIN.CAD.
@@ -80,11 +48,6 @@ fn write_load(c: &mut Raw, round: usize) {
         let reply = c.cmd_str(line);
         assert!(!reply.starts_with(b"-"), "{line}: {}", show(&reply));
     }
-}
-
-fn replicate(replica: &Server, primary: &Server) {
-    let line = format!("REPLICAOF 127.0.0.1 {}", primary.port);
-    assert_eq!(show(&replica.raw().cmd_str(&line)), "+OK\\r\\n");
 }
 
 fn primary_with_data() -> Server {

@@ -4,6 +4,7 @@
 //! redis-server replica of the same primary; and a primary speaking garbage.
 
 mod common;
+use common::repl::{digest, info_text, replicate, wait_synced, LIBRARY};
 use common::{compare_both, goblin, info_field, redis, show, Raw, Server};
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -18,41 +19,6 @@ fn primary(extra: &[&str]) -> Server {
     ];
     args.extend_from_slice(extra);
     redis(&args)
-}
-
-fn info_text(c: &mut Raw, field: &str) -> Option<String> {
-    let info = String::from_utf8_lossy(&c.cmd_str("INFO")).into_owned();
-    info.split("\r\n")
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(str::to_string)
-}
-
-/// Waits until `replica` has applied everything `primary` wrote so far.
-fn wait_synced(primary: &Server, replica: &Server) {
-    let (mut p, mut r) = (primary.raw(), replica.raw());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let want = info_field(&mut p, "master_repl_offset");
-        let up = info_text(&mut r, "master_link_status").as_deref() == Some("up");
-        if up && want.is_some() && info_field(&mut r, "slave_repl_offset") == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "replica did not catch up: {}",
-            String::from_utf8_lossy(&r.cmd_str("INFO replication"))
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn digest(s: &Server) -> String {
-    show(&s.raw().cmd_str("DEBUG DIGEST"))
-}
-
-fn replicate(replica: &Server, primary: &Server) {
-    let line = format!("REPLICAOF 127.0.0.1 {}", primary.port);
-    assert_eq!(show(&replica.raw().cmd_str(&line)), "+OK\\r\\n");
 }
 
 /// Writes of every type, in two databases, with expiries, a transaction, a script and a function.
@@ -87,8 +53,6 @@ fn write_load(c: &mut Raw, round: usize) {
         assert!(!reply.starts_with(b"-"), "{line}: {}", show(&reply));
     }
 }
-
-const LIBRARY: &str = "#!lua name=lib\nredis.register_function('setter', function(keys, args) return redis.call('set', keys[1], args[1]) end)";
 
 fn full_sync_then_stream(diskless: &str) {
     let p = primary(&["--repl-diskless-sync", diskless]);

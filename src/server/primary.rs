@@ -229,16 +229,33 @@ pub fn enough_good_replicas(srv: &State, clients: &slab::Slab<Client>) -> bool {
     srv.repl.master.is_some() || want == 0 || lag == 0 || good_replicas(srv, clients) >= want
 }
 
+/// The replicas (slab keys) whose peer record passes `test`.
+fn replicas_where(
+    srv: &State,
+    clients: &slab::Slab<Client>,
+    test: impl Fn(&Peer) -> bool,
+) -> Vec<usize> {
+    srv.primary
+        .replicas
+        .iter()
+        .copied()
+        .filter(|&k| {
+            clients
+                .get(k)
+                .and_then(|c| c.peer.as_deref())
+                .is_some_and(&test)
+        })
+        .collect()
+}
+
 /// INFO's `min_slaves_good_slaves`: online replicas whose last ACK is within
 /// `min-replicas-max-lag` seconds.
 pub fn good_replicas(srv: &State, clients: &slab::Slab<Client>) -> i64 {
     let lag = srv.config.inert.min_replicas_max_lag.max(0) as u64;
-    srv.primary
-        .replicas
-        .iter()
-        .filter_map(|&k| clients.get(k).and_then(|c| c.peer.as_deref()))
-        .filter(|p| p.state == PeerState::Online && p.ack_time.elapsed().as_secs() <= lag)
-        .count() as i64
+    replicas_where(srv, clients, |p| {
+        p.state == PeerState::Online && p.ack_time.elapsed().as_secs() <= lag
+    })
+    .len() as i64
 }
 
 /// The refusal of a write without enough good replicas.
@@ -273,12 +290,10 @@ pub fn relay(srv: &mut State, bytes: &[u8]) {
 
 /// How many online replicas acknowledged `offset` (Redis's `replicationCountAcksByOffset`).
 pub fn count_acks(srv: &State, clients: &slab::Slab<Client>, offset: i64) -> i64 {
-    srv.primary
-        .replicas
-        .iter()
-        .filter_map(|&k| clients.get(k).and_then(|c| c.peer.as_deref()))
-        .filter(|p| p.state == PeerState::Online && p.ack_offset >= offset)
-        .count() as i64
+    replicas_where(srv, clients, |p| {
+        p.state == PeerState::Online && p.ack_offset >= offset
+    })
+    .len() as i64
 }
 
 /// The peer record of the calling client, made at its first REPLCONF.
@@ -385,18 +400,7 @@ fn start_sync(
     clients: &mut slab::Slab<Client>,
     mut caller: Option<(usize, &mut crate::resp::reply::Reply)>,
 ) {
-    let starting: Vec<usize> = srv
-        .primary
-        .replicas
-        .iter()
-        .copied()
-        .filter(|&k| {
-            clients
-                .get(k)
-                .and_then(|c| c.peer.as_deref())
-                .is_some_and(|p| p.state == PeerState::WaitBgsaveStart)
-        })
-        .collect();
+    let starting = replicas_where(srv, clients, |p| p.state == PeerState::WaitBgsaveStart);
     if starting.is_empty() || srv.persist.child_active() {
         return;
     }
@@ -534,23 +538,9 @@ impl Io<'_> {
             feed_bytes(self.state, PING);
         }
         let timeout = self.state.config.inert.repl_timeout.max(1) as u64;
-        let silent: Vec<usize> = self
-            .state
-            .primary
-            .replicas
-            .iter()
-            .copied()
-            .filter(|&k| {
-                self.clients
-                    .get(k)
-                    .and_then(|c| c.peer.as_deref())
-                    .is_some_and(|p| {
-                        p.state == PeerState::Online
-                            && !p.old_sync
-                            && p.ack_time.elapsed().as_secs() > timeout
-                    })
-            })
-            .collect();
+        let silent = replicas_where(self.state, self.clients, |p| {
+            p.state == PeerState::Online && !p.old_sync && p.ack_time.elapsed().as_secs() > timeout
+        });
         for key in silent {
             warning!("Disconnecting timedout replica (streaming sync)");
             self.close_client(key);
@@ -611,19 +601,9 @@ impl Io<'_> {
     }
 
     fn drop_waiting_replicas(&mut self) {
-        let waiting: Vec<usize> = self
-            .state
-            .primary
-            .replicas
-            .iter()
-            .copied()
-            .filter(|&k| {
-                self.clients
-                    .get(k)
-                    .and_then(|c| c.peer.as_deref())
-                    .is_some_and(|p| p.state == PeerState::WaitBgsave)
-            })
-            .collect();
+        let waiting = replicas_where(self.state, self.clients, |p| {
+            p.state == PeerState::WaitBgsave
+        });
         for key in waiting {
             self.close_client(key);
         }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod persist;
+pub mod repl;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
