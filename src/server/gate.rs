@@ -327,8 +327,10 @@ fn check(ctx: &mut Ctx, args: Args) -> Option<usize> {
             return reject(ctx, idx, args, &msg);
         }
     }
-    if line_flags(ctx, idx, args) & WRITE != 0
+    // The cheap test first: without min-replicas-to-write, no command's flags are looked at.
+    if ctx.srv.config.min_replicas_to_write > 0
         && !crate::server::primary::enough_good_replicas(ctx.srv, ctx.clients)
+        && line_flags(ctx, idx, args) & WRITE != 0
     {
         return reject(ctx, idx, args, crate::server::primary::NOREPLICAS_ERROR);
     }
@@ -477,7 +479,10 @@ pub fn call_from_script(ctx: &mut Ctx, args: Args, rules: &ScriptRules) {
         ));
         return;
     }
-    if cmd.has(WRITE) && !crate::server::primary::enough_good_replicas(ctx.srv, ctx.clients) {
+    if cmd.has(WRITE)
+        && ctx.srv.config.min_replicas_to_write > 0
+        && !crate::server::primary::enough_good_replicas(ctx.srv, ctx.clients)
+    {
         ctx.out.error(crate::server::primary::NOREPLICAS_ERROR);
         return;
     }

@@ -743,10 +743,12 @@ impl<'a> Io<'a> {
                         out: &mut out,
                         reactor: Some(&mut *self.r),
                     };
-                    crate::store::set_obeying_master(is_master);
-                    gate::execute(&mut ctx, args);
-                    crate::store::set_obeying_master(false);
                     if is_master {
+                        crate::store::set_obeying_master(true);
+                    }
+                    gate::execute(&mut ctx, args);
+                    if is_master {
+                        crate::store::set_obeying_master(false);
                         let end = parser.position();
                         self.count_applied(key, &mut out, &query[counted_to..end]);
                         counted_to = end;

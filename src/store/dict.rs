@@ -139,6 +139,7 @@ impl<V> Dict<V> {
 
     /// `remove`, unless `keep` says otherwise of the entry found: one lookup where a check then
     /// `remove` would make two. `Err(slot)` when the entry was kept.
+    #[inline]
     pub fn remove_unless(
         &mut self,
         key: &[u8],

@@ -101,8 +101,8 @@ thread_local! {
     static LAZY_SERVER_DEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static SIGNAL_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static EXPIRY_PAUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static REPLICA_EXPIRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Why keys past their time read as missing but stay (`KEEP_*` bits): one read per lookup.
+    static KEEP_EXPIRED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
     static OBEYING_MASTER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Which `StoreEvent`s are recorded, one bit each (`event_bit`).
     static RECORDED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
@@ -178,13 +178,20 @@ pub fn set_loading(on: bool) {
 /// While clients are paused (CLIENT PAUSE) a key past its time reads as missing but is not
 /// deleted, as Redis's `expireIfNeeded`: the dataset holds still.
 pub fn set_expiry_paused(on: bool) {
-    EXPIRY_PAUSED.with(|c| c.set(on));
+    keep_expired(KEEP_PAUSED, on);
+}
+
+const KEEP_PAUSED: u8 = 1;
+const KEEP_ON_REPLICA: u8 = 2;
+
+fn keep_expired(bit: u8, on: bool) {
+    KEEP_EXPIRED.with(|c| c.set(if on { c.get() | bit } else { c.get() & !bit }));
 }
 
 /// On a replica, keys expire by the primary's DELs: one past its time reads as missing to clients
 /// but is not deleted (Redis's `expireIfNeeded` with `masterhost` set).
 pub fn set_replica_expiry(on: bool) {
-    REPLICA_EXPIRY.with(|c| c.set(on));
+    keep_expired(KEEP_ON_REPLICA, on);
 }
 
 /// While a replica runs its primary's commands, no key reads as expired: the primary decides.
@@ -364,8 +371,7 @@ impl Db {
     /// The slot of a live (non-expired) key, expiring it lazily if its time has passed (while
     /// clients are paused, leaving it in place).
     pub fn find_live(&mut self, key: &[u8]) -> Option<u32> {
-        let keep = EXPIRY_PAUSED.with(|c| c.get()) || REPLICA_EXPIRY.with(|c| c.get());
-        self.find_unexpired(key, keep)
+        self.find_unexpired(key, KEEP_EXPIRED.with(|c| c.get()) != 0)
     }
 
     /// `find_live` for a write, which will store at the key: an expired key goes even while
