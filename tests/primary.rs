@@ -4,51 +4,9 @@
 //! link; WAIT's counts; and the replication fields against a redis-server primary's.
 
 mod common;
-use common::repl::{digest, info_text, replicate, wait_synced, LIBRARY};
+use common::repl::{digest, info_text, replicate, wait_synced, write_load, LIBRARY};
 use common::{goblin, info_field, redis, show, Raw, Server};
 use std::time::{Duration, Instant};
-
-/// Writes of every type, in two databases, with expiries, a transaction, a script in each
-/// engine, a function and GOBLIN.CAD.
-fn write_load(c: &mut Raw, round: usize) {
-    let r = round;
-    let lines = [
-        format!("SET s{r} v{r}"),
-        format!("SET t{r} v EX 6000"),
-        format!("INCRBYFLOAT f{r} 1.5"),
-        format!("RPUSH l{r} a b c d"),
-        format!("LPOP l{r}"),
-        format!("HSET h{r} f1 v1 f2 v2"),
-        format!("SADD st{r} m1 m2 m3"),
-        format!("SPOP st{r}"),
-        format!("ZADD z{r} 1 a 2 b 3 c"),
-        format!("XADD x{r} * field value"),
-        format!("PFADD hll{r} a b c"),
-        format!("SETBIT bits{r} 7 1"),
-        "MULTI".to_string(),
-        format!("INCR counter{r}"),
-        format!("EXPIRE s{r} 100000"),
-        "EXEC".to_string(),
-        format!("EVAL \"redis.call('set', KEYS[1], ARGV[1]) return redis.call('incr', KEYS[2])\" 2 e{r} n{r} val"),
-        format!("LUAU.EVAL \"return redis.call('SET', KEYS[1], 'luau')\" 1 luau{r}"),
-        format!("QUICKJS.EVAL \"return redis.call('SET', KEYS[0], 'js')\" 1 js{r}"),
-        format!("TCL.EVAL \"return [redis call SET [lindex $KEYS 0] tcl]\" 1 tcl{r}"),
-        format!("UPYTHON.EVAL \"return redis.call('SET', KEYS[0], 'py')\" 1 py{r}"),
-        format!("WREN.EVAL \"return Redis.call(\\\"SET\\\", keys[0], \\\"wren\\\")\" 1 wren{r}"),
-        format!("FCALL setter 1 fk{r} fv"),
-        format!("SET cad{r} token"),
-        format!("GOBLIN.CAD cad{r} token"),
-        "SELECT 3".to_string(),
-        format!("SET other{r} x"),
-        format!("ZINCRBY zz{r} 2.5 m"),
-        "SELECT 0".to_string(),
-        format!("DEL l{r}"),
-    ];
-    for line in &lines {
-        let reply = c.cmd_str(line);
-        assert!(!reply.starts_with(b"-"), "{line}: {}", show(&reply));
-    }
-}
 
 fn primary_with_data() -> Server {
     let g = goblin(&["--enable-debug-command", "yes"]);

@@ -4,7 +4,9 @@
 //! redis-server replica of the same primary; and a primary speaking garbage.
 
 mod common;
-use common::repl::{digest, info_text, replicate, wait_synced, LIBRARY};
+use common::repl::{
+    digest, info_text, replicate, wait_synced, write_load_common as write_load, LIBRARY,
+};
 use common::{compare_both, goblin, info_field, redis, show, Raw, Server};
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -19,39 +21,6 @@ fn primary(extra: &[&str]) -> Server {
     ];
     args.extend_from_slice(extra);
     redis(&args)
-}
-
-/// Writes of every type, in two databases, with expiries, a transaction, a script and a function.
-fn write_load(c: &mut Raw, round: usize) {
-    let lines = [
-        format!("SET s{round} v{round}"),
-        format!("SET t{round} v PX 600000"),
-        format!("INCRBYFLOAT f{round} 1.5"),
-        format!("RPUSH l{round} a b c d"),
-        format!("LPOP l{round}"),
-        format!("HSET h{round} f1 v1 f2 v2"),
-        format!("SADD st{round} m1 m2 m3"),
-        format!("SPOP st{round}"),
-        format!("ZADD z{round} 1 a 2 b 3 c"),
-        format!("XADD x{round} * field value"),
-        format!("PFADD hll{round} a b c"),
-        format!("SETBIT bits{round} 7 1"),
-        "MULTI".to_string(),
-        format!("INCR counter{round}"),
-        format!("EXPIRE s{round} 100000"),
-        "EXEC".to_string(),
-        format!("EVAL \"redis.call('set', KEYS[1], ARGV[1]) return redis.call('incr', KEYS[2])\" 2 e{round} n{round} val"),
-        format!("FCALL setter 1 fk{round} fv"),
-        "SELECT 3".to_string(),
-        format!("SET other{round} x"),
-        format!("ZINCRBY zz{round} 2.5 m"),
-        "SELECT 0".to_string(),
-        format!("DEL l{round}"),
-    ];
-    for line in &lines {
-        let reply = c.cmd_str(line);
-        assert!(!reply.starts_with(b"-"), "{line}: {}", show(&reply));
-    }
 }
 
 fn full_sync_then_stream(diskless: &str) {
