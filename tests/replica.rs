@@ -7,7 +7,7 @@ mod common;
 use common::repl::{
     digest, info_text, replicate, wait_synced, write_load_common as write_load, LIBRARY,
 };
-use common::{compare_both, goblin, info_field, redis, show, Raw, Server};
+use common::{compare_both, goblin, info_field, redis, show, Server};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
